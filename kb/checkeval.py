@@ -1,0 +1,109 @@
+"""Reading a check's output: the rule's `problem_if`/`ok_if` conditions turned into a status.
+
+Used for commands run locally, over SSH, and for output the user pasted ("I ran it
+myself"), so all three reach the same verdict.  Statuses are those of the
+`check --json` contract: pass, fail, unavailable, error (skipped is the runner's).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from kb.placeholders import fill_text
+from kb.re2syntax import compile_re2
+from kb.schema.models import Check, Expect
+
+NOT_FOUND = re.compile(r"(?:command not found|: not found|No such file or directory)\s*$", re.M)
+
+
+@dataclass
+class CheckOutcome:
+    status: str  # pass | fail | unavailable | error
+    finding: str | None = None
+    params: dict[str, str] = field(default_factory=dict)
+    reason: str = ""
+
+
+def holds(expect: Expect, output: str, exit_code: int | None) -> bool:
+    """Whether every condition given in `expect` holds for this output."""
+    lines = output.splitlines()
+    if expect.any_line_matches is not None:
+        rx = compile_re2(expect.any_line_matches)
+        if not any(rx.search(line) for line in lines):
+            return False
+    if expect.no_line_matches is not None:
+        rx = compile_re2(expect.no_line_matches)
+        if any(rx.search(line) for line in lines):
+            return False
+    if expect.contains is not None and expect.contains not in output:
+        return False
+    if expect.not_contains is not None and expect.not_contains in output:
+        return False
+    if expect.exit_code is not None and exit_code != expect.exit_code:
+        return False
+    if expect.exit_nonzero is not None and (exit_code not in (None, 0)) != expect.exit_nonzero:
+        return False
+    if expect.number is not None and not _number_holds(expect, output):
+        return False
+    if expect.all is not None and not all(holds(e, output, exit_code) for e in expect.all):
+        return False
+    return not (expect.any is not None and not any(holds(e, output, exit_code) for e in expect.any))
+
+
+def _number_holds(expect: Expect, output: str) -> bool:
+    spec = expect.number
+    assert spec is not None
+    m = compile_re2(spec.pattern).search(output)
+    if m is None:
+        return False
+    try:
+        value = float(m.group(1))
+    except (TypeError, ValueError, IndexError):
+        return False
+    tests = [
+        (spec.lt, lambda b: value < b),
+        (spec.le, lambda b: value <= b),
+        (spec.gt, lambda b: value > b),
+        (spec.ge, lambda b: value >= b),
+        (spec.eq, lambda b: value == b),
+    ]
+    return all(test(bound) for bound, test in tests if bound is not None)
+
+
+def extract(check: Check, output: str) -> dict[str, str]:
+    """Values named in the check's `extract`, first match each."""
+    found: dict[str, str] = {}
+    for name, pattern in check.extract.items():
+        rx = compile_re2(pattern)
+        for line in output.splitlines():
+            m = rx.search(line)
+            if m is not None:
+                value = m.group(name) if name in rx.groupindex else m.group(1)
+                if value:
+                    found[name] = value
+                    break
+    return found
+
+
+def evaluate(check: Check, stdout: str, exit_code: int | None, stderr: str = "") -> CheckOutcome:
+    """The status of a check from its command's output."""
+    text = stdout if not stderr else f"{stdout}\n{stderr}" if stdout else stderr
+    if exit_code == 127 or (exit_code not in (0, None) and _tool_missing(check, text)):
+        missing = ", ".join(check.requires) or "the command"
+        return CheckOutcome("unavailable", reason=f"{missing} is not installed on this node")
+    params = extract(check, text)
+    if holds(check.problem_if, text, exit_code):
+        status = "fail"
+    elif check.ok_if is None or holds(check.ok_if, text, exit_code):
+        status = "pass"
+    else:
+        return CheckOutcome("error", None, params, "the output matched neither the problem nor the ok condition")
+    finding = fill_text(check.finding, params) if check.finding and params else None
+    return CheckOutcome(status, finding, params)
+
+
+def _tool_missing(check: Check, text: str) -> bool:
+    if not NOT_FOUND.search(text):
+        return False
+    return any(tool in text for tool in check.requires) if check.requires else True

@@ -1,0 +1,1 @@
+"""The command-line front end of the engine (no Textual here either)."""

@@ -1,0 +1,31 @@
+"""Helpers shared by the subcommands: loading the rules, printing JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from kb.errors import UserError
+from kb.knowledge import KnowledgeBase
+
+
+def load_kb(root: Path | None = None) -> KnowledgeBase:
+    """The shipped (or --rules) knowledge base; a broken rule set is a one-line error."""
+    from kb import lint, paths
+
+    root = root or paths.rules_dir()
+    kb, issues = lint.lint(root)
+    errors = [i for i in issues if i.severity == "error"]
+    if errors:
+        raise UserError(
+            f"the rules have {len(errors)} error(s), first: {errors[0]} "
+            f"(run: dlperf-help rules lint {root})"
+        )
+    return kb
+
+
+def print_json(data: Any) -> None:
+    json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")

@@ -1,0 +1,94 @@
+"""The `dlperf-help` command: argument parsing, dispatch, and the one-line-error policy.
+
+Subcommands live in their own modules (`kb.cli.<name>`) exposing `HELP`,
+`add_arguments(parser)` and `run(args) -> int`; their heavy imports happen inside
+`run`, so parsing stays fast and Textual is imported only when the TUI opens.
+Exit status: 0 nothing wrong, 1 a problem found, 2 the job could not be done.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+from kb import __version__
+from kb.errors import UserError
+
+SUBCOMMANDS = ["diagnose", "check", "survey", "report", "speedup", "runbook", "rules", "tui"]
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (and exit status 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(
+        prog="dlperf-help",
+        description="Troubleshoot distributed deep-learning jobs: diagnose logs, walk the "
+        "decision tree, verify on your nodes over SSH, export runbooks. "
+        "With no command, opens the interactive assistant.",
+    )
+    parser.add_argument("--version", action="version", version=f"dlperf-help {__version__}")
+    parser.add_argument("--rules", metavar="DIR", help="use the rules in DIR instead of the shipped ones")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
+    for name in SUBCOMMANDS:
+        module = importlib.import_module(f"kb.cli.{name}")
+        p = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(p)
+        p.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    try:
+        parser = build_parser()
+        args = parser.parse_args(args_list)
+        if args.rules:
+            os.environ["DLPERF_HELP_RULES"] = args.rules
+        module = getattr(args, "_module", None)
+        if module is None:
+            module = importlib.import_module("kb.cli.tui")
+            args = parser.parse_args([*args_list, "tui"])
+        return int(module.run(args) or 0)
+    except UserError as exc:
+        _say(str(exc))
+        return 2
+    except KeyboardInterrupt:
+        _say("interrupted")
+        return 130
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 0
+    except SystemExit as exc:
+        return int(exc.code) if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    except Exception as exc:  # the last line of defence: one line, never a traceback
+        if os.environ.get("DLPERF_HELP_DEBUG"):
+            raise
+        _say(f"internal error: {type(exc).__name__}: {exc} (set DLPERF_HELP_DEBUG=1 to see where)")
+        return 2
+
+
+def _say(message: str) -> None:
+    first = message.strip().splitlines()[0] if message.strip() else "error"
+    sys.stderr.write(f"dlperf-help: {first}\n")
+
+
+def _quiet_stdout() -> None:
+    """After a closed pipe (`dlperf-help ... | head`), don't complain while exiting."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

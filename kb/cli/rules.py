@@ -1,0 +1,77 @@
+"""`dlperf-help rules lint|list|test`: validate, list and test the knowledge base."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HELP = "validate (lint), list or test the rules"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", choices=["lint", "list", "test"], help="what to do")
+    p.add_argument("dir", nargs="?", type=Path, help="rules directory (default: the shipped rules)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def run(args: argparse.Namespace) -> int:
+    from kb import paths
+
+    root = args.dir or paths.rules_dir()
+    return {"lint": _lint, "list": _list, "test": _test}[args.action](root, args.json)
+
+
+def _lint(root: Path, as_json: bool) -> int:
+    from kb import lint
+    from kb.cli.common import print_json
+    from kb.errors import UserError
+
+    if not root.is_dir():
+        raise UserError(f"{root}: no such rules directory")
+    kb, issues = lint.lint(root)
+    errors = [i for i in issues if i.severity == "error"]
+    if as_json:
+        print_json([i.as_json() for i in issues])
+    else:
+        for i in issues:
+            print(i)
+        nodes = len(kb.causes) + len(kb.symptoms) + len(kb.fixes)
+        warnings = len(issues) - len(errors)
+        summary = (f"{len(errors)} error(s), {warnings} warning(s) in {root} "
+                   f"({len(kb.causes)} causes, {len(kb.symptoms)} symptoms, {len(kb.fixes)} fixes valid)")
+        print(summary if issues else f"ok: {nodes} rules in {root}, no problems", file=sys.stderr)
+    return 1 if errors else 0
+
+
+def _list(root: Path, as_json: bool) -> int:
+    from kb.cli.common import load_kb, print_json
+    from kb.schema.models import text_of
+
+    kb = load_kb(root)
+    rows = [
+        {"id": c.id, "title": text_of(c.title), "area": kb.area_of(c.id), "symptoms": list(c.symptoms)}
+        for c in sorted(kb.causes.values(), key=lambda c: (kb.area_of(c.id), c.id))
+    ]
+    if as_json:
+        print_json(rows)
+    else:
+        width = max((len(r["id"]) for r in rows), default=10)
+        for r in rows:
+            print(f"{r['id']:<{width}}  {r['area']:<10}  {r['title']}")
+    return 0
+
+
+def _test(root: Path, as_json: bool) -> int:
+    from kb import ruletests
+    from kb.cli.common import load_kb, print_json
+
+    kb = load_kb(root)
+    passed, todo, failed = ruletests.run_all(kb)
+    if as_json:
+        print_json({"passed": passed, "failed": failed, "todo": todo})
+    else:
+        for f in failed:
+            print(f"FAIL {f['example']}: {f['why']}")
+        print(f"{passed} passed, {len(failed)} failed, {todo} todo", file=sys.stderr)
+    return 1 if failed else 0

@@ -1,0 +1,90 @@
+"""The result of a diagnosis, shaped as the `diagnose --json` contract."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+EVIDENCE_TEXT_MAX = 500
+
+
+@dataclass
+class Evidence:
+    file: str  # as the user named it; "-" for standard input
+    line: int  # 1-based
+    text: str  # ANSI codes removed
+    start: int = 0  # the matching span within text
+    end: int = 0
+    signature: str = ""  # "<rule id>/<signature id>" or an analyzer's name
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "text": self.text[:EVIDENCE_TEXT_MAX]}
+
+
+@dataclass
+class CauseResult:
+    id: str
+    title: str
+    confidence: float
+    evidence: list[Evidence] = field(default_factory=list)
+    params: dict[str, str] = field(default_factory=dict)
+    fixes: list[str] = field(default_factory=list)
+    explanation: str = ""
+
+    def to_json(self, explain: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "title": self.title,
+            "confidence": round(self.confidence, 3),
+            "evidence": [e.to_json() for e in self.evidence],
+            "params": dict(self.params),
+            "fixes": list(self.fixes),
+        }
+        if explain:
+            out["explanation"] = self.explanation
+        return out
+
+
+@dataclass
+class Note:
+    id: str
+    text: str
+    evidence: list[Evidence] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "text": self.text, "evidence": [e.to_json() for e in self.evidence]}
+
+
+@dataclass
+class Stats:
+    files: int = 0
+    lines: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"files": self.files, "lines": self.lines, "bytes": self.bytes,
+                "seconds": round(self.seconds, 3)}
+
+
+@dataclass
+class Diagnosis:
+    causes: list[CauseResult] = field(default_factory=list)
+    symptoms: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+    stats: Stats = field(default_factory=Stats)
+    errors: list[dict[str, str]] = field(default_factory=list)
+    first_failure: dict[str, Any] | None = None
+
+    def to_json(self, explain: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "causes": [c.to_json(explain) for c in self.causes],
+            "symptoms": list(self.symptoms),
+            "notes": [n.to_json() for n in self.notes],
+            "stats": self.stats.to_json(),
+        }
+        if self.errors:
+            out["errors"] = list(self.errors)
+        if self.first_failure:
+            out["first_failure"] = dict(self.first_failure)
+        return out

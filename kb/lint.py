@@ -6,7 +6,7 @@ list `CHECKS` is the whole linter, so adding a check is adding a function.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from kb import loader, placeholders, re2syntax
@@ -94,15 +94,15 @@ def check_references(kb: KnowledgeBase) -> Iterator[Issue]:
                                          f"answer '{ans.id}' refers to '{ref}', which does not list "
                                          f"symptom '{sid}'",
                                          f"add '{sid}' to the symptoms of {ref}")
-    for fid, fix in kb.fixes.items():
+    for fid, fixnode in kb.fixes.items():
         src = kb.sources[fid]
-        for i, ref in enumerate(fix.verify):
+        for i, ref in enumerate(fixnode.verify):
             if ref not in checks:
                 yield _issue(src, src.line("verify", i), fid, "unresolved-ref",
                              f"verifying check '{ref}' is not defined", _near(ref, checks))
 
 
-def _near(name: str, known: dict[str, object]) -> str:
+def _near(name: str, known: Mapping[str, object]) -> str:
     import difflib
 
     close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
@@ -298,13 +298,13 @@ def check_placeholders(kb: KnowledgeBase) -> Iterator[Issue]:
                     yield _issue(src, src.line("checks", ci, "run"), cid, "unfilled-placeholder",
                                  f"placeholder {{{name}}} in check '{chk.id}' is filled by no extractor",
                                  f"declare it under the check's params, or extract '{name}' in a signature")
-    for fid, fix in kb.fixes.items():
+    for fid, fixnode in kb.fixes.items():
         src = kb.sources[fid]
-        texts = [("steps",), *[("commands", i, "run") for i in range(len(fix.commands))]]
+        texts = [("steps",), *[("commands", i, "run") for i in range(len(fixnode.commands))]]
         for loc in texts:
-            value = _get(fix, loc)
+            value = _get(fixnode, loc)
             for name in placeholders.names_in(value):
-                if name in fix.params:
+                if name in fixnode.params:
                     continue
                 missing = [c for c in users.get(fid, []) if name not in _extracted_names(kb, c)]
                 if missing or not users.get(fid):

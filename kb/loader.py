@@ -66,10 +66,10 @@ def load(root: Path) -> tuple[KnowledgeBase, list[Issue]]:
             )
             continue
         kb.sources[node_id] = source
-        table: dict[str, Any] = {"cause": kb.causes, "symptom": kb.symptoms, "fix": kb.fixes}[
-            source.kind
-        ]
-        table[node_id] = node
+        tables: dict[str, dict[str, Any]] = {
+            "cause": kb.causes, "symptom": kb.symptoms, "fix": kb.fixes,  # type: ignore[dict-item]
+        }
+        tables[source.kind][node_id] = node
     return kb, issues
 
 
@@ -113,7 +113,7 @@ def load_file(path: Path, root: Path) -> tuple[Strict | None, Source | None, lis
     try:
         node = model.model_validate(located.data)
     except ValidationError as exc:
-        problems.extend(_schema_issues(exc, located, model, shown, stem))
+        problems.extend(_schema_issues(exc, located, shown, stem))
         return None, None, problems
     source = Source(path=path, display=shown, kind=kind, area=area, located=located)
     if node.id != stem:  # type: ignore[attr-defined]
@@ -125,12 +125,18 @@ def load_file(path: Path, root: Path) -> tuple[Strict | None, Source | None, lis
     return (node if not problems else None), source, problems
 
 
-def _schema_issues(
-    exc: ValidationError, located: Located, model: type[Strict], shown: str, stem: str
-) -> list[Issue]:
+def _schema_issues(exc: ValidationError, located: Located, shown: str, stem: str) -> list[Issue]:
     out: list[Issue] = []
     seen: set[tuple[int, str]] = set()
-    for err in exc.errors():
+    errors = exc.errors()
+    # a misspelt field shows up twice (unknown 'titel', missing 'title'): report it once
+    unknown = {(tuple(e["loc"][:-1]), str(e["loc"][-1])) for e in errors if e["type"] == "extra_forbidden"}
+    for err in errors:
+        if err["type"] == "missing" and any(
+            parent == tuple(err["loc"][:-1]) and difflib.get_close_matches(str(err["loc"][-1]), [name], cutoff=0.6)
+            for parent, name in unknown
+        ):
+            continue
         loc = tuple(err["loc"])
         line = located.line_of(loc)
         where = _dotted(loc)
@@ -139,7 +145,7 @@ def _schema_issues(
         if kind == "extra_forbidden":
             field = str(loc[-1])
             message = f"unknown field '{field}'" + (f" in {_dotted(loc[:-1])}" if loc[:-1] else "")
-            hint = _suggest(field, _known_fields(model, loc[:-1]))
+            hint = _suggest(field, _known_fields())
             check = "unknown-field"
         elif kind == "missing":
             message = f"missing required field '{loc[-1]}'" + (
@@ -173,8 +179,8 @@ def _dotted(loc: tuple[Any, ...]) -> str:
     return "".join(parts)
 
 
-def _known_fields(model: type[Strict], loc: tuple[Any, ...]) -> list[str]:
-    """Field names valid at `loc`, for 'did you mean' hints (best effort)."""
+def _known_fields() -> list[str]:
+    """Every field name of the rule format, for 'did you mean' hints."""
     from kb.schema import models as m
 
     names: set[str] = set()

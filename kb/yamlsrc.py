@@ -28,7 +28,7 @@ class Located:
         best = self.lines.get((), 1)
         path: Path_ = ()
         for part in loc:
-            candidate = (*path, part)
+            candidate = path + (part,)
             if candidate in self.lines:
                 path = candidate
                 best = self.lines[path]
@@ -67,14 +67,14 @@ def _convert(node: yaml.Node, path: Path_, out: Located) -> Any:
             key = _scalar(key_node)
             if key in result:
                 out.duplicate_keys.append((str(key), key_node.start_mark.line + 1))
-            out.lines[(*path, key)] = key_node.start_mark.line + 1
-            result[key] = _convert(value_node, (*path, key), out)
+            out.lines[path + (key,)] = key_node.start_mark.line + 1
+            result[key] = _convert(value_node, path + (key,), out)
         return result
     if isinstance(node, yaml.SequenceNode):
         items = []
         for i, item in enumerate(node.value):
-            out.lines[(*path, i)] = item.start_mark.line + 1
-            items.append(_convert(item, (*path, i), out))
+            out.lines[path + (i,)] = item.start_mark.line + 1
+            items.append(_convert(item, path + (i,), out))
         return items
     return _scalar(node)
 

@@ -9,10 +9,21 @@ from pathlib import Path
 HELP = "validate (lint), list or test the rules"
 
 
+ACTIONS = {
+    "lint": "check every rule file; file:line messages, exit 1 on errors",
+    "list": "list the causes with their area and symptoms",
+    "test": "run every rule's inline examples",
+}
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("action", choices=["lint", "list", "test"], help="what to do")
-    p.add_argument("dir", nargs="?", type=Path, help="rules directory (default: the shipped rules)")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    sub = p.add_subparsers(dest="action", metavar="ACTION", required=True,
+                           parser_class=type(p))
+    for name, help_text in ACTIONS.items():
+        q = sub.add_parser(name, help=help_text, description=help_text)
+        q.add_argument("dir", nargs="?", type=Path,
+                       help="rules directory (default: the shipped rules)")
+        q.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ID_PATTERN = r"^[a-z0-9][a-z0-9-]*[a-z0-9]$"
+ID_PATTERN = r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$"
 NAME_PATTERN = r"^[a-z_][a-z0-9_]*$"
 
 RuleId = Annotated[str, Field(pattern=ID_PATTERN, description="lower-case words joined by '-'")]

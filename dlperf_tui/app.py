@@ -1,11 +1,317 @@
-"""The Textual application (being built: see its issue)."""
+"""The Textual application: loads the rules, holds the session, moves between screens.
+
+Why it exists: one place that owns the state a session needs (the knowledge base, the
+`kb.session.Session`, the hosts checks can run on) and the long jobs (loading rules,
+scanning logs) that run in worker threads, so every screen stays a thin view.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
+import os
+import threading
 from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding, BindingType
+
+from dlperf_tui import hosts
+from dlperf_tui.commands import KnowledgeCommands
+from dlperf_tui.screens.dialogs import BusyScreen, ConfirmScreen
+from dlperf_tui.screens.start import StartScreen
+from kb.errors import UserError
+
+if TYPE_CHECKING:  # the engine's modules load after the first frame, in a worker
+    from kb.knowledge import KnowledgeBase
+    from kb.session import Session
+
+BUSY_DELAY = 0.3  # seconds before a running scan shows its progress dialog
+
+
+class DlperfHelpApp(App[int]):
+    """`dlperf-help` in a terminal: paste a log or pick a symptom, walk to the fix."""
+
+    TITLE = "dlperf-help"
+    SUB_TITLE = "troubleshoot distributed training"
+    CSS_PATH = "app.tcss"
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
+    COMMANDS = App.COMMANDS | {KnowledgeCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("f1,question_mark", "help", "Help", key_display="?"),
+        Binding("q", "quit", "Quit"),
+        Binding("ctrl+t", "toggle_theme", "Light/dark", show=False),
+        Binding("ctrl+k", "cluster", "Cluster", show=False, priority=True),
+    ]
+
+    def __init__(
+        self,
+        rules: Path | None = None,
+        log: Path | None = None,
+        export_dir: Path | None = None,
+        kb: KnowledgeBase | None = None,
+    ) -> None:
+        super().__init__()
+        self.rules = rules
+        self.start_log = log
+        self.export_dir = export_dir
+        self.kb: KnowledgeBase | None = kb
+        self.session: Session | None = None
+        if kb is not None:  # given the rules (tests, embedding): ready at once
+            from kb.session import Session
+
+            self.session = Session(kb)
+        self.runners = hosts.Hosts()
+        self.fatal: str | None = None
+        self._busy: BusyScreen | None = None
+        self._pending: tuple[str | None, Path | None] | None = None
+        self._cancel_scan = threading.Event()
+
+    # ------------------------------------------------------------ start up
+
+    def on_mount(self) -> None:
+        self.push_screen(StartScreen())
+        if self.kb is None:  # after the first frame: loading competes with it for the GIL
+            self.call_after_refresh(lambda: self.set_timer(0.05, self.load_rules))
+        else:
+            self.call_after_refresh(self._rules_ready, self.kb)
+
+    @work(thread=True, exclusive=True, group="rules")
+    def load_rules(self) -> None:
+        from kb.cli.common import load_kb
+        from kb.session import Session  # noqa: F401  (imported here, off the UI thread)
+
+        try:
+            kb = load_kb(self.rules)
+        except UserError as exc:
+            self.call_from_thread(self._fail, str(exc))
+            return
+        self.call_from_thread(self._rules_ready, kb)
+
+    def _fatal_error(self) -> None:
+        """An unexpected error: one line for the user, the traceback kept in a file."""
+        if os.environ.get("DLPERF_HELP_DEBUG"):
+            super()._fatal_error()
+            return
+        import sys
+        import traceback
+
+        from kb import paths
+
+        exc = sys.exc_info()[1]
+        where = paths.cache_dir() / "tui-crash.txt"
+        try:
+            where.parent.mkdir(parents=True, exist_ok=True)
+            where.write_text(traceback.format_exc(), encoding="utf-8")
+            kept = f"details in {where}"
+        except OSError:
+            kept = "set DLPERF_HELP_DEBUG=1 to see where"
+        self.fatal = f"internal error: {type(exc).__name__}: {exc} ({kept})"
+        self.bell()
+        self._close_messages_no_wait()
+
+    def _fail(self, message: str) -> None:
+        self.fatal = message
+        self.exit(2)
+
+    def _rules_ready(self, kb: KnowledgeBase) -> None:
+        from kb.session import Session
+
+        if self.session is None or self.session.kb is not kb:
+            self.session = Session(kb)
+        self.kb = kb
+        for screen in self.screen_stack:
+            if isinstance(screen, StartScreen):
+                screen.rules_ready(kb)
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            self._end_busy()
+            self.diagnose(*pending)
+        elif self.start_log is not None:
+            self.diagnose(path=self.start_log)
+
+    # ------------------------------------------------------------ diagnosis
+
+    def diagnose(self, text: str | None = None, path: Path | None = None) -> None:
+        """Scan a pasted log or a file in a worker; the result opens the diagnosis view."""
+        if self.session is None or self.kb is None:  # scan once the rules are loaded
+            self._pending = (text, path)
+            if self._busy is None:
+                self._busy = BusyScreen("Loading the knowledge base…")
+                self.push_screen(self._busy, self._busy_closed)
+            return
+        if path is not None and not path.is_file():
+            self.notify(f"{path}: no such file", severity="error")
+            return
+        name = str(path) if path is not None else "pasted log"
+        self.session.set_log(name, text=text, path=path)
+        self._busy = BusyScreen(f"Scanning {name}…", measured=path is not None)
+        self.set_timer(BUSY_DELAY, self._show_busy)
+        self._cancel_scan = threading.Event()
+        self._diagnose_worker(text, path, name, self._cancel_scan)
+
+    def _show_busy(self) -> None:
+        if self._busy is not None and not self._busy.is_attached:
+            self.push_screen(self._busy, self._busy_closed)
+
+    def _busy_closed(self, cancel: bool | None) -> None:
+        if cancel:
+            self._pending = None
+            self._cancel_scan.set()
+            self.workers.cancel_group(self, "diagnose")
+            self._busy = None
+            self.notify("Scan cancelled.")
+
+    @work(thread=True, exclusive=True, group="diagnose")
+    def _diagnose_worker(
+        self, text: str | None, path: Path | None, name: str, cancel: threading.Event
+    ) -> None:
+        from dlperf_tui.jobs import Cancelled, diagnose
+
+        assert self.kb is not None
+        try:
+            diag = diagnose(
+                self.kb,
+                text=text,
+                path=path,
+                name=name,
+                cancel=cancel,
+                progress=lambda f: self.call_from_thread(self._progress, f),
+            )
+        except Cancelled:
+            return
+        except OSError as exc:
+            self.call_from_thread(self._diagnosis_failed, f"{name}: {exc.strerror or exc}")
+            return
+        if not cancel.is_set():
+            self.call_from_thread(self._diagnosis_done, diag)
+
+    def _progress(self, fraction: float) -> None:
+        if self._busy is not None and self._busy.is_attached:
+            self._busy.progress(fraction)
+
+    def _end_busy(self) -> None:
+        busy, self._busy = self._busy, None
+        if busy is not None and busy.is_attached:
+            busy.dismiss(False)
+
+    def _diagnosis_failed(self, message: str) -> None:
+        self._end_busy()
+        self.notify(message, severity="error")
+
+    def _diagnosis_done(self, diag: object) -> None:
+        from dlperf_tui.screens.diagnosis import DiagnosisScreen
+
+        self._end_busy()
+        assert self.session is not None
+        self.session.diagnosis = diag  # type: ignore[assignment]
+        self.push_screen(DiagnosisScreen())
+
+    # ------------------------------------------------------------ walk and cards
+
+    def start_walk(self, symptom: str | None = None, use_diagnosis: bool = False) -> None:
+        from dlperf_tui.screens.walk import WalkScreen
+
+        if self.session is None:
+            return
+        if not use_diagnosis:
+            self.session.diagnosis = None
+            self.session.log_name = self.session.log_text = self.session.log_path = None
+        self.session.start_walk(symptom)
+        self.push_screen(WalkScreen())
+
+    def show_card(self, kind: str, node_id: str) -> None:
+        from dlperf_tui.screens.card import CardScreen
+
+        self.push_screen(CardScreen(kind, node_id))
+
+    def show_conclusion(self) -> None:
+        from dlperf_tui.screens.conclusion import ConclusionScreen
+
+        self.push_screen(ConclusionScreen())
+
+    # ------------------------------------------------------------ actions
+
+    def copy_command(self, command: str) -> None:
+        """Copy to the clipboard (OSC 52) and show the command, for terminals without one."""
+        self.copy_to_clipboard(command)
+        self.notify(
+            f"{command}\n\nCopied (OSC 52). No clipboard in this terminal? Select the "
+            "command with the mouse (shift+drag in tmux).",
+            title="Copied",
+            timeout=10,
+        )
+
+    def export_runbook(self) -> Path | None:
+        """Write the session's runbook; returns the file, or None when nothing to write."""
+        from kb import session_runbook
+
+        if self.session is None:
+            return None
+        text = session_runbook.render(self.session)
+        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        for folder in (self.export_dir or Path.cwd(), Path.home()):
+            target = folder / f"dlperf-help-session-{stamp}.md"
+            try:
+                target.write_text(text, encoding="utf-8")
+            except OSError:
+                continue
+            self.notify(f"Runbook written to {target}", title="Exported", timeout=10)
+            return target
+        self.notify("Could not write the runbook here or in your home folder.", severity="error")
+        return None
+
+    def action_help(self) -> None:
+        from dlperf_tui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
+
+    def action_cluster(self) -> None:
+        from dlperf_tui.screens.cluster import ClusterScreen
+
+        if self.kb is not None and not isinstance(self.screen, ClusterScreen):
+            self.push_screen(ClusterScreen())
+
+    def action_toggle_theme(self) -> None:
+        self.theme = "textual-light" if self.theme != "textual-light" else "textual-dark"
+
+    @property
+    def walk_in_progress(self) -> bool:
+        walk = self.session.walk if self.session is not None else None
+        return walk is not None and walk.started
+
+    async def action_quit(self) -> None:
+        if not self.walk_in_progress:
+            self.exit(0)
+            return
+
+        def answer(choice: str | None) -> None:
+            if choice == "export":
+                self.export_runbook()
+            if choice in ("quit", "export"):
+                self.exit(0)
+
+        await self.push_screen(
+            ConfirmScreen(
+                "Quit now? Your walk is in progress.",
+                [("export", "Export the runbook and quit"), ("quit", "Quit"), ("stay", "Stay")],
+            ),
+            answer,
+        )
 
 
 def run_app(log: Path | None = None) -> int:
-    from kb.errors import UserError
+    """Run the assistant in this terminal; a broken rule set is a one-line error."""
+    from kb import paths
 
-    raise UserError("the interactive assistant is not available in this build yet")
+    if log is not None and not log.is_file():
+        raise UserError("no such file", where=str(log))
+    rules = Path(os.environ["DLPERF_HELP_RULES"]) if os.environ.get("DLPERF_HELP_RULES") else None
+    app = DlperfHelpApp(rules=rules or paths.rules_dir(), log=log)
+    app.run()
+    app.runners.close()
+    if app.fatal:
+        raise UserError(app.fatal)
+    return app.return_code or 0

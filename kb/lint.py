@@ -6,6 +6,7 @@ list `CHECKS` is the whole linter, so adding a check is adding a function.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
@@ -224,6 +225,12 @@ def check_regexes(kb: KnowledgeBase) -> Iterator[Issue]:
                          f"regex is not valid RE2 syntax{where}: {problem.message}",
                          "rules use RE2: no lookaround, no backreferences, no possessive or atomic groups")
             continue
+        names = re.findall(r"\(\?P?<(\w+)>", rx)
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            yield _issue(src, src.line(*loc), nid, "regex-group-name",
+                         f"named group '{dupes[0]}' appears twice in one regex; only the first is extracted",
+                         "give each group its own name, or use a shared extractor under 'extract'")
         if loc[-2] == "extract":
             rxc = re2syntax.compile_re2(rx)
             name = loc[-1]
@@ -257,8 +264,6 @@ def _is_generic(m: object) -> bool:
         text = m.text.strip().lower()
     elif isinstance(m, RegexMatcher):
         # the literal characters of the pattern, roughly: drop escapes and classes
-        import re
-
         text = re.sub(r"\\.|\[[^\]]*\]|\(\?P?<\w+>|[()?*+{}|^$.]|\d+,?\d*", "", m.pattern).strip()
         text = text.lower()
     else:  # pragma: no cover

@@ -3,16 +3,32 @@
 The fast scanner (which finds candidate lines in gigabytes of log) and the rule tests
 (which run each rule's inline examples) both feed lines into `SignatureMatcher`, so a
 rule behaves the same in a pasted snippet and in a 1 GB log.
+
+Signatures arrive either as the pydantic models of `kb.schema` or as the plain
+`SignatureSpec` of the compiled-rules cache; this module converts the first into the
+second and never imports pydantic itself, so `dlperf-help diagnose` starts fast.
+
+Semantics, in one place:
+- a regex matcher fires on a line where its RE2 pattern is found; named groups are values;
+- a substring matcher fires where its text occurs (optionally ignoring case);
+- a fuzzy matcher fires where the line's *shape* (numbers, hex, addresses, paths
+  masked) reaches `threshold` against the text's shape with rapidfuzz `partial_ratio`,
+  provided the line holds at least one of the text's anchor words (its longer words,
+  common log words aside) and is not much shorter than the text;
+- `condition: or` fires when any matcher fires on some line, `and` when every matcher
+  fires somewhere in the same log; `unless` matchers veto the line (`scope: line`) or
+  the whole log (`scope: log`);
+- `extract` regexes pull more values from the lines that fired.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from kb.re2syntax import compile_re2
-from kb.schema.models import FuzzyMatcher, Matcher, RegexMatcher, Signature, SubstringMatcher
 
 # ---------------------------------------------------------------- masking for fuzzy matching
 
@@ -43,6 +59,158 @@ def clean(line: str) -> str:
     return ANSI.sub("", line).rstrip("\r\n")
 
 
+# words so common in logs that they cannot anchor a fuzzy match on their own
+_COMMON_WORDS = frozenset(
+    [
+        "info",
+        "warn",
+        "warning",
+        "error",
+        "errors",
+        "failed",
+        "fail",
+        "failure",
+        "nccl",
+        "with",
+        "from",
+        "that",
+        "this",
+        "have",
+        "than",
+        "then",
+        "when",
+        "what",
+        "were",
+        "will",
+        "into",
+        "your",
+        "line",
+        "file",
+        "rank",
+        "node",
+        "process",
+        "thread",
+        "using",
+        "used",
+        "call",
+        "called",
+        "debug",
+        "trace",
+        "note",
+        "none",
+        "true",
+        "false",
+        "null",
+    ]
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z_]{3,}")
+_TOKENS = re.compile(r"<[NAHP]>")
+
+
+def anchors_of(text: str) -> tuple[str, ...]:
+    """The words a line must hold (one of them) before a fuzzy comparison is tried."""
+    words = {w.lower() for w in _WORD.findall(_TOKENS.sub(" ", mask(text)))}
+    specific = sorted(w for w in words if w not in _COMMON_WORDS)
+    return tuple(specific or sorted(words))
+
+
+# ---------------------------------------------------------------- plain specs
+
+
+@dataclass(frozen=True)
+class MatcherSpec:
+    """One matcher, as plain data (see the module docstring for what each type means)."""
+
+    type: str  # "regex", "substring" or "fuzzy"
+    pattern: str = ""  # regex
+    text: str = ""  # substring, fuzzy
+    ignore_case: bool = False
+    scope: str = "log"  # for `unless` matchers
+    threshold: float = 85.0  # fuzzy
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in vars(self).items() if v not in ("", None)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> MatcherSpec:
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class SignatureSpec:
+    """One signature, as plain data with the attribute names of `kb.schema.Signature`."""
+
+    id: str
+    matchers: tuple[MatcherSpec, ...]
+    condition: str = "or"
+    unless: tuple[MatcherSpec, ...] = ()
+    weight: float = 0.8
+    alone: bool = True
+    note: str | None = None  # English text
+    extract: Mapping[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "matchers": [m.to_json() for m in self.matchers],
+            "condition": self.condition,
+            "unless": [m.to_json() for m in self.unless],
+            "weight": self.weight,
+            "alone": self.alone,
+            "note": self.note,
+            "extract": dict(self.extract),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SignatureSpec:
+        return cls(
+            id=data["id"],
+            matchers=tuple(MatcherSpec.from_json(m) for m in data["matchers"]),
+            condition=data.get("condition", "or"),
+            unless=tuple(MatcherSpec.from_json(m) for m in data.get("unless", ())),
+            weight=float(data.get("weight", 0.8)),
+            alone=bool(data.get("alone", True)),
+            note=data.get("note"),
+            extract=dict(data.get("extract", {})),
+        )
+
+
+def _english(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return str(getattr(value, "en", value))
+
+
+def matcher_spec(m: Any) -> MatcherSpec:
+    """A pydantic matcher (or a spec) as a `MatcherSpec`."""
+    if isinstance(m, MatcherSpec):
+        return m
+    return MatcherSpec(
+        type=m.type,
+        pattern=getattr(m, "pattern", "") or "",
+        text=getattr(m, "text", "") or "",
+        ignore_case=bool(m.ignore_case),
+        scope=m.scope,
+        threshold=float(getattr(m, "threshold", 85.0)),
+    )
+
+
+def signature_spec(sig: Any) -> SignatureSpec:
+    """A pydantic `Signature` (or a spec) as a `SignatureSpec`."""
+    if isinstance(sig, SignatureSpec):
+        return sig
+    return SignatureSpec(
+        id=sig.id,
+        matchers=tuple(matcher_spec(m) for m in sig.matchers),
+        condition=sig.condition,
+        unless=tuple(matcher_spec(m) for m in sig.unless),
+        weight=float(sig.weight),
+        alone=bool(sig.alone),
+        note=_english(sig.note),
+        extract=dict(sig.extract),
+    )
+
+
 # ---------------------------------------------------------------- one matcher
 
 
@@ -53,45 +221,70 @@ class Span:
     params: dict[str, str]
 
 
+# digits 1-9 -> "1": lines that differ only in their numbers share one fuzzy verdict
+_DIGITS = str.maketrans("23456789", "11111111")
+_FUZZY_CACHE_MAX = 8192
+
+
 class CompiledMatcher:
     """One matcher, ready to test lines."""
 
-    def __init__(self, spec: Matcher) -> None:
-        self.spec = spec
+    def __init__(self, spec: Any) -> None:
+        self.spec = spec = matcher_spec(spec)
         self.kind = spec.type
-        if isinstance(spec, RegexMatcher):
+        if spec.type == "regex":
             self._rx = compile_re2(spec.pattern, spec.ignore_case)
-        elif isinstance(spec, SubstringMatcher):
+        elif spec.type == "substring":
             self._needle = spec.text.lower() if spec.ignore_case else spec.text
-        elif isinstance(spec, FuzzyMatcher):
+        elif spec.type == "fuzzy":
             self._template = mask(spec.text).lower()
             self._threshold = spec.threshold
+            self.anchors = anchors_of(spec.text)
+            self._by_key: dict[str, bool] = {}
+            self._by_shape: dict[str, bool] = {}
+        else:
+            raise ValueError(f"unknown matcher type {spec.type!r}")
 
     def search(self, line: str) -> Span | None:
-        spec = self.spec
-        if isinstance(spec, RegexMatcher):
+        kind = self.kind
+        if kind == "regex":
             m = self._rx.search(line)
             if m is None:
                 return None
             params = {k: v for k, v in m.groupdict().items() if v is not None}
             return Span(m.start(), m.end(), params)
-        if isinstance(spec, SubstringMatcher):
-            hay = line.lower() if spec.ignore_case else line
+        if kind == "substring":
+            hay = line.lower() if self.spec.ignore_case else line
             i = hay.find(self._needle)
             return None if i < 0 else Span(i, i + len(self._needle), {})
-        return self._fuzzy(line)
+        return Span(0, len(line), {}) if self._fuzzy(line) else None
 
-    def _fuzzy(self, line: str) -> Span | None:
-        from rapidfuzz import fuzz
+    def _fuzzy(self, line: str) -> bool:
+        low = line.lower()
+        if self.anchors and not any(a in low for a in self.anchors):
+            return False
+        key = line.translate(_DIGITS)
+        hit = self._by_key.get(key)
+        if hit is None:
+            shape = mask(line).lower()
+            hit = self._by_shape.get(shape)
+            if hit is None:
+                hit = self._score(shape)
+                if len(self._by_shape) >= _FUZZY_CACHE_MAX:
+                    self._by_shape.clear()
+                self._by_shape[shape] = hit
+            if len(self._by_key) >= _FUZZY_CACHE_MAX:
+                self._by_key.clear()
+            self._by_key[key] = hit
+        return hit
 
-        shape = mask(line).lower()
+    def _score(self, shape: str) -> bool:
         # a fragment much shorter than the template is not evidence of it
         if len(shape) < 0.6 * len(self._template):
-            return None
-        score = fuzz.partial_ratio(self._template, shape, score_cutoff=self._threshold)
-        if not score:
-            return None
-        return Span(0, len(line), {})
+            return False
+        from rapidfuzz import fuzz
+
+        return bool(fuzz.partial_ratio(self._template, shape, score_cutoff=self._threshold))
 
 
 # ---------------------------------------------------------------- one signature
@@ -106,11 +299,12 @@ class Hit:
     start: int
     end: int
     params: dict[str, str] = field(default_factory=dict)
+    file: str = ""  # the log it came from, set by the diagnosis
 
 
 @dataclass
 class SignatureResult:
-    signature: Signature
+    signature: SignatureSpec
     hits: list[Hit]
     params: dict[str, str]
 
@@ -120,20 +314,24 @@ class SignatureMatcher:
 
     MAX_HITS = 20
 
-    def __init__(self, signature: Signature) -> None:
-        self.signature = signature
-        self.matchers = [CompiledMatcher(m) for m in signature.matchers]
-        self.line_vetoes = [CompiledMatcher(m) for m in signature.unless if m.scope == "line"]
-        self.log_vetoes = [CompiledMatcher(m) for m in signature.unless if m.scope == "log"]
-        self.extractors = {
-            name: compile_re2(rx) for name, rx in signature.extract.items()
-        }
+    def __init__(self, signature: Any) -> None:
+        self.signature = spec = signature_spec(signature)
+        self.matchers = [CompiledMatcher(m) for m in spec.matchers]
+        self.line_vetoes = [CompiledMatcher(m) for m in spec.unless if m.scope == "line"]
+        self.log_vetoes = [CompiledMatcher(m) for m in spec.unless if m.scope == "log"]
+        self.extractors = {name: compile_re2(rx) for name, rx in spec.extract.items()}
         self.reset()
 
     def reset(self) -> None:
+        """Forget the log fed so far (the compiled matchers are kept)."""
         self.hits: list[list[Hit]] = [[] for _ in self.matchers]
         self.counts = [0] * len(self.matchers)
         self.vetoed = False
+
+    @property
+    def saturated(self) -> bool:
+        """True when more lines cannot change the result (vetoes aside)."""
+        return self.vetoed or all(len(h) >= self.MAX_HITS for h in self.hits)
 
     def feed(self, line_no: int, line: str) -> None:
         """Test one line (already cleaned of ANSI codes and line ends)."""
@@ -143,8 +341,7 @@ class SignatureMatcher:
             if veto.search(line):
                 self.vetoed = True
                 return
-        spans = [(i, m.search(line)) for i, m in enumerate(self.matchers)]
-        spans = [(i, s) for i, s in spans if s is not None]
+        spans = [(i, s) for i, m in enumerate(self.matchers) if (s := m.search(line)) is not None]
         if not spans:
             return
         if any(v.search(line) for v in self.line_vetoes):
@@ -180,9 +377,7 @@ class SignatureMatcher:
         return SignatureResult(self.signature, hits, params)
 
 
-def run_signatures(
-    signatures: Iterable[Signature], lines: Iterable[str]
-) -> list[SignatureResult]:
+def run_signatures(signatures: Iterable[Any], lines: Iterable[str]) -> list[SignatureResult]:
     """Evaluate signatures on a small log the simple way (every line, every matcher)."""
     matchers = [SignatureMatcher(s) for s in signatures]
     for n, raw in enumerate(lines, start=1):

@@ -1,17 +1,298 @@
-"""`dlperf-help check` (being built: see its issue)."""
+"""`dlperf-help check`: run the rules' checks on this machine or on nodes over SSH.
+
+Hosts come from `--host`, `--hostfile`, `-H` (Slurm expressions expand) and go through
+~/.ssh/config; checks from `--cause`, `--symptom`, `--check`, `--fix`,
+`--from-diagnosis`, or else the standard node survey.  Results stream as they arrive
+(stdout; with `--json`, progress goes to stderr and one JSON document to stdout at the
+end).  Exit status: 0 nothing wrong, 1 a failing check / unreachable host / broken pair,
+2 bad usage, 130 interrupted (what finished is still printed).
+"""
 
 from __future__ import annotations
 
 import argparse
+import getpass
+import json
+import re
+import sys
+import threading
+from pathlib import Path
+from typing import Any
 
-HELP = "check (not available yet)"
+from kb.errors import UserError
+
+HELP = "run verifying checks on this machine or on nodes over SSH"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("rest", nargs="*")
+    h = p.add_argument_group("hosts (none: this machine)")
+    h.add_argument(
+        "--host",
+        action="append",
+        default=[],
+        metavar="[USER@]NAME[:PORT]",
+        help="a node; :PORT is the SSH port; gpu[01-04] expands (repeatable)",
+    )
+    h.add_argument(
+        "--hostfile",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="FILE",
+        help="MPI hostfile (node1 slots=8) or one host per line",
+    )
+    h.add_argument(
+        "-H",
+        dest="hostlist",
+        action="append",
+        default=[],
+        metavar="H1:N,H2:N",
+        help="mpirun/horovodrun host list; :N is slots, not a port",
+    )
+    h.add_argument("--port", type=int, help="SSH port for hosts given without one")
+    h.add_argument("--user", "-l", help="user for hosts given without one")
+    h.add_argument(
+        "--ssh-config",
+        type=Path,
+        metavar="FILE",
+        help="OpenSSH client config (default ~/.ssh/config)",
+    )
+    h.add_argument(
+        "-i",
+        dest="identity",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="KEY",
+        help="private key to log in with (repeatable)",
+    )
+    h.add_argument(
+        "--known-hosts",
+        type=Path,
+        metavar="FILE",
+        help="known_hosts file (default ~/.ssh/known_hosts)",
+    )
+    h.add_argument(
+        "--accept-new-host-keys",
+        action="store_true",
+        help="trust and record keys of hosts not yet known (changed keys are always refused)",
+    )
+    h.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="seconds to wait for a node to answer and log us in (default 10)",
+    )
+    h.add_argument(
+        "--parallel", type=int, default=64, metavar="N", help="hosts checked at once (default 64)"
+    )
+    w = p.add_argument_group("what to check (none: the standard node survey)")
+    w.add_argument(
+        "--cause",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="the checks of a cause (repeatable; see: dlperf-help rules list)",
+    )
+    w.add_argument(
+        "--symptom",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="the checks of every cause of a symptom (repeatable)",
+    )
+    w.add_argument(
+        "--check",
+        dest="check_ids",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="one check by its id (repeatable)",
+    )
+    w.add_argument(
+        "--fix",
+        metavar="ID",
+        help="run a fix's commands (each confirmed per host), then its verifying checks",
+    )
+    w.add_argument(
+        "--from-diagnosis",
+        type=Path,
+        metavar="FILE",
+        help="the checks of the causes in a `diagnose --json` file, with the "
+        "values found in the logs",
+    )
+    w.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a value for a {placeholder} in the commands (repeatable)",
+    )
+    w.add_argument(
+        "--job-port",
+        type=int,
+        metavar="PORT",
+        help="SSH port the job uses between nodes (default: the port used here)",
+    )
+    w.add_argument(
+        "--pairs",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the node-to-node checks (SSH matrix, routes, large-packet ping); "
+        "default: on for the survey of 2+ hosts, off with --cause/--symptom/--check",
+    )
+    p.add_argument("--json", action="store_true", help="one JSON document on stdout")
 
 
 def run(args: argparse.Namespace) -> int:
-    from kb.errors import UserError
+    from kb.checkrun import RunOptions, local_runners, run_checks, ssh_runners
+    from kb.checkrun.render import event_line, summary
+    from kb.cli.common import load_kb, print_json
+    from kb.hosts import Target, check_port
 
-    raise UserError("'check' is not available in this build yet")
+    for value, what in ((args.port, "--port"), (args.job_port, "--job-port")):
+        if value is not None:
+            check_port(value, what)
+    if args.parallel < 1:
+        raise UserError("--parallel must be at least 1")
+    params, diag_causes = _params(args)
+    targets = _targets(args)
+    survey_mode = not (args.cause or args.symptom or args.check_ids or args.fix or diag_causes)
+    tasks = _tasks(load_kb(), args, diag_causes, survey_mode)
+    interactive = not args.json and sys.stdin.isatty()
+    options = RunOptions(
+        parallel=args.parallel,
+        pairs=survey_mode if args.pairs is None else args.pairs,
+        survey=survey_mode,
+        job_port=args.job_port,
+        params=params,
+        confirm=_confirm if interactive else None,
+    )
+    session: Any = None
+    if targets:
+        from kb.runners.ssh import SSHOptions
+
+        ssh = SSHOptions(
+            accept_new_host_keys=args.accept_new_host_keys,
+            identity_files=[_readable(k) for k in args.identity],
+            connect_timeout=args.connect_timeout,
+            ask_secret=_ask_secret if interactive else None,
+        )
+        if args.known_hosts:
+            ssh.known_hosts = args.known_hosts
+        make_runner, session = ssh_runners(ssh)
+    else:
+        targets = [Target("local", getpass.getuser(), "localhost", 22)]
+        make_runner = local_runners()
+    progress = sys.stderr if args.json else sys.stdout
+    print(
+        f"checking {len(targets)} host(s): {len(tasks)} check(s)"
+        + (" + node survey" if survey_mode else ""),
+        file=progress,
+        flush=True,
+    )
+
+    def show(event: Any) -> None:
+        line = event_line(event)
+        if line is not None:
+            print(line, file=progress, flush=True)
+
+    try:
+        report = run_checks(targets, tasks, make_runner, options, show, threading.Event())
+    finally:
+        if session is not None:
+            session.close()
+    if args.json:
+        print_json(report.as_json())
+    else:
+        print(summary(report), flush=True)
+    if report.interrupted:
+        return 130
+    return 1 if report.found_problem else 0
+
+
+def _readable(path: Path) -> Path:
+    if not path.is_file():
+        raise UserError("no such key file", str(path))
+    return path
+
+
+def _targets(args: argparse.Namespace) -> list[Any]:
+    from kb.hosts import load_config, parse_host, parse_hostfile, parse_slots_list, targets
+
+    specs = [s for text in args.host for s in parse_host(text)]
+    specs += [s for text in args.hostlist for s in parse_slots_list(text)]
+    specs += [s for path in args.hostfile for s in parse_hostfile(path)]
+    if not specs:
+        return []
+    user = args.user or getpass.getuser()
+    return targets(specs, load_config(args.ssh_config), args.port, user)
+
+
+def _params(args: argparse.Namespace) -> tuple[dict[str, str], list[str]]:
+    from kb.checkrun.plan import validate_value
+
+    params: dict[str, str] = {}
+    causes: list[str] = []
+    if args.from_diagnosis:
+        doc = _read_json(args.from_diagnosis)
+        for cause in doc.get("causes", []) if isinstance(doc, dict) else []:
+            if isinstance(cause, dict) and isinstance(cause.get("id"), str):
+                causes.append(cause["id"])
+                for name, value in (cause.get("params") or {}).items():
+                    params.setdefault(str(name), str(value))
+    for item in args.param:
+        name, sep, value = item.partition("=")
+        if not sep or not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
+            raise UserError(f"--param '{item}': expected NAME=VALUE (NAME like good_iface)")
+        params[name] = value
+        try:
+            validate_value(name, value)
+        except ValueError as exc:
+            raise UserError(f"--param {exc}") from None
+    return params, causes
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UserError(f"cannot read ({exc.strerror})", str(path)) from None
+    except json.JSONDecodeError as exc:
+        raise UserError(f"not JSON ({exc.msg})", f"{path}:{exc.lineno}") from None
+
+
+def _tasks(kb: Any, args: argparse.Namespace, diag: list[str], survey_mode: bool) -> list[Any]:
+    from kb.checkrun import plan
+
+    if survey_mode:
+        return plan.survey(kb)
+    tasks = plan.for_causes(kb, args.cause + [c for c in diag if c in kb.causes])
+    tasks += plan.for_symptoms(kb, args.symptom) + plan.for_checks(kb, args.check_ids)
+    if args.fix:
+        tasks += plan.for_fix(kb, args.fix)
+    return list({(t.id, t.kind): t for t in tasks}.values())
+
+
+_prompt_lock = threading.Lock()
+
+
+def _ask_secret(prompt: str) -> str | None:
+    """A passphrase or password from the terminal; never echoed, stored or logged."""
+    with _prompt_lock:
+        try:
+            return getpass.getpass(prompt) or None
+        except (EOFError, OSError):
+            return None
+
+
+def _confirm(host: str, command: str) -> bool:
+    """Ask before running a command that changes a machine; shows the exact command."""
+    with _prompt_lock:
+        print(f"\n{host}: this command may change the machine:\n    {command}", flush=True)
+        try:
+            answer = input("Run it there? [y/N] ")
+        except EOFError:
+            return False
+        return answer.strip().lower() in ("y", "yes")

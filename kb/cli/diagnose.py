@@ -1,17 +1,114 @@
-"""`dlperf-help diagnose` (being built: see its issue)."""
+"""`dlperf-help diagnose`: name the cause in one or more logs, with the lines that prove it.
+
+Reads files, `.gz` files and standard input (`-`, or nothing when input is piped).
+Exit status: 0 nothing wrong found, 1 a cause found, 2 some input could not be read
+(the others are still diagnosed and printed). Heavy imports happen inside `run`; the
+rules come from the compiled cache, so a pasted log is answered in a fraction of a second.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+import time
 
-HELP = "diagnose (not available yet)"
+HELP = "diagnose logs: the likely causes, the lines that show them, and the fixes"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("rest", nargs="*")
+    p.add_argument(
+        "logs",
+        nargs="*",
+        metavar="LOG",
+        help="log files (plain or .gz); '-' or nothing (with piped input) reads stdin",
+    )
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p.add_argument("--top", type=_positive, metavar="N", help="keep only the first N causes")
+    p.add_argument("--explain", action="store_true", help="say why each cause scored what it did")
+    p.add_argument(
+        "--engine", choices=["fast", "reference"], default="fast", help=argparse.SUPPRESS
+    )  # the reference path, for tests and benchmarks
+    p.add_argument("--no-hyperscan", action="store_true", help=argparse.SUPPRESS)
+
+
+def _positive(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return n
 
 
 def run(args: argparse.Namespace) -> int:
     from kb.errors import UserError
 
-    raise UserError("'diagnose' is not available in this build yet")
+    logs = list(args.logs)
+    if not logs:
+        if sys.stdin is None or sys.stdin.isatty():
+            raise UserError(
+                "give one or more log files, or '-' to read standard input "
+                "(see dlperf-help diagnose --help)"
+            )
+        logs = ["-"]
+    if logs.count("-") > 1:
+        raise UserError("standard input ('-') can be read only once")
+    if "-" in logs and sys.stdin is not None and sys.stdin.isatty():
+        sys.stderr.write("reading the log from standard input; end it with Ctrl-D\n")
+
+    from kb.diagnosis.compiled import load_rules
+    from kb.diagnosis.engine import diagnose_paths
+
+    rules = load_rules()
+    progress = _Progress()
+    diag = diagnose_paths(
+        rules,
+        logs,
+        progress=progress,
+        fast=args.engine == "fast",
+        use_hyperscan=not args.no_hyperscan,
+    )
+    progress.clear()
+    if args.top:
+        diag.causes = diag.causes[: args.top]
+    if args.json:
+        import json  # not kb.cli.common: it imports the pydantic models
+
+        json.dump(diag.to_json(explain=args.explain), sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        from kb.diagnosis.render import render
+
+        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        sys.stdout.write(render(diag, rules, explain=args.explain, color=color))
+    sys.stdout.flush()
+    for err in diag.errors:
+        sys.stderr.write(f"dlperf-help: {err['error']}\n")
+    if diag.errors:
+        return 2
+    return 1 if diag.causes else 0
+
+
+class _Progress:
+    """Progress on stderr for big inputs, only when stderr is a terminal."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+        self.last = time.monotonic()
+        self.shown = False
+
+    def __call__(self, done: int, total: int | None, name: str) -> None:
+        now = time.monotonic()
+        if not self.enabled or now - self.last < 0.5:
+            return
+        self.last, self.shown = now, True
+        pct = f" {100 * done / total:3.0f}%" if total else ""
+        sys.stderr.write(f"\rscanning {name}{pct} ({done / 1e6:,.0f} MB)\x1b[K")
+        sys.stderr.flush()
+
+    def clear(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()

@@ -1,17 +1,72 @@
-"""`dlperf-help report` (being built: see its issue)."""
+"""`dlperf-help report FILE...`: merge per-node surveys into the cross-node consistency report.
+
+Inputs are `dlperf-help survey --json` documents (one per file, several per file,
+or JSON lines) or `dlperf-help check --json` output.  Exit status: 0 the nodes
+agree and no problem was found, 1 a difference or a cause was found (or a node was
+unreachable), 2 an input could not be read (the others are still reported).
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
-HELP = "report (not available yet)"
+HELP = "merge `survey --json` (or `check --json`) files into the cross-node consistency report"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("rest", nargs="*")
+    p.add_argument(
+        "files", nargs="+", metavar="FILE", help="survey or check JSON files ('-' for stdin)"
+    )
+    p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p.add_argument(
+        "--markdown", action="store_true", help="print the report as a Markdown runbook section"
+    )
+    p.add_argument("--differences", action="store_true", help="show only the rows that differ")
+    p.add_argument(
+        "-o", "--output", metavar="OUT", help="write the report to OUT instead of stdout"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
+    from kb.cli.common import print_json
     from kb.errors import UserError
+    from kb.report import CauseBook, build_report, load_file, to_markdown, to_text
 
-    raise UserError("'report' is not available in this build yet")
+    if args.files.count("-") > 1:
+        raise UserError("standard input ('-') can be read only once")
+    nodes, errors = [], []
+    for path in args.files:
+        try:
+            nodes.extend(load_file(path))
+        except UserError as exc:
+            if len(args.files) == 1:
+                raise
+            errors.append({"file": path, "error": str(exc)})
+            sys.stderr.write(f"dlperf-help: {exc}\n")
+    if not nodes:
+        raise UserError("none of the inputs could be read")
+    report = build_report(nodes, CauseBook.shipped())
+    report.errors = errors
+    if args.json:
+        if args.output:
+            import json
+
+            Path(args.output).write_text(
+                json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
+            )
+        else:
+            print_json(report.to_json())
+    else:
+        text = to_markdown(report) if args.markdown else to_text(report, args.differences)
+        if args.output:
+            try:
+                Path(args.output).write_text(text, encoding="utf-8")
+            except OSError as exc:
+                raise UserError(f"cannot write: {exc.strerror or exc}", args.output) from None
+        else:
+            sys.stdout.write(text)
+    if errors:
+        return 2
+    return 1 if report.problem else 0

@@ -1,104 +1,111 @@
-"""Baseline diagnosis: every signature on every line, simple ranking.
+"""The diagnosis's public entry points: logs in, a ranked `Diagnosis` out.
 
-This is the reference the fast pipeline must agree with; it is fine for pasted
-snippets and small logs.
+`diagnose_paths` reads files, `.gz` files and standard input (`-`); `diagnose_text`
+takes a pasted text. Both accept the loaded `KnowledgeBase` (as the TUI has it) or
+the `CompiledRules` the CLI loads from its cache. `fast=False` runs the reference
+path (every signature on every line), which the tests compare with the fast one.
+Long scans report `progress(bytes_done, bytes_total, file)` and stop early when the
+`cancel` event is set (the result then has `cancelled=True`).
 """
 
 from __future__ import annotations
 
-import gzip
+import contextlib
+import os
+import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
-from kb.diagnosis.model import CauseResult, Diagnosis, Evidence, Note, Stats
-from kb.knowledge import KnowledgeBase
-from kb.matching import SignatureMatcher, SignatureResult, clean
-from kb.ruletests import fires
-from kb.schema.models import text_of
+from kb.diagnosis import reader
+from kb.diagnosis.compiled import ensure_compiled
+from kb.diagnosis.model import Diagnosis, Stats
+from kb.diagnosis.pipeline import Progress, Session
+from kb.diagnosis.ranking import LIKELY, analyze, rank
 
-LIKELY = 0.35  # causes below this confidence are not reported
-
-
-def _lines_of(path: Path) -> Iterator[str]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:  # type: ignore[operator]
-        yield from fh
+__all__ = ["LIKELY", "diagnose_lines", "diagnose_paths", "diagnose_text"]
 
 
-def diagnose_lines(kb: KnowledgeBase, sources: Iterable[tuple[str, Iterable[str]]]) -> Diagnosis:
+def _diagnose(
+    rules: Any,
+    inputs: list[tuple[str, Any]],
+    *,
+    progress: Progress | None,
+    cancel: threading.Event | None,
+    fast: bool,
+    use_hyperscan: bool,
+    total: int | None,
+) -> Diagnosis:
     start = time.perf_counter()
-    stats = Stats()
-    per_rule: dict[str, list[SignatureResult]] = {}
-    for name, lines in sources:
-        stats.files += 1
-        matchers = {
-            node.id: [SignatureMatcher(s) for s in node.signatures]
-            for node in [*kb.causes.values(), *kb.symptoms.values()]
-            if node.signatures
-        }
-        for n, raw in enumerate(lines, start=1):
-            stats.lines += 1
-            stats.bytes += len(raw)
-            line = clean(raw)
-            for ms in matchers.values():
-                for m in ms:
-                    m.feed(n, line)
-        for rid, ms in matchers.items():
-            for m in ms:
-                r = m.result()
-                if r is not None:
-                    for h in r.hits:
-                        h.params.setdefault("__file__", name)
-                    per_rule.setdefault(rid, []).append(r)
-    diag = Diagnosis(stats=stats)
-    for rid, results in per_rule.items():
-        if rid in kb.symptoms:
-            if fires(results):
-                diag.symptoms.append(rid)
-            continue
-        cause = kb.causes[rid]
-        if not fires(results):
-            for r in results:
-                if r.signature.note:
-                    diag.notes.append(Note(f"{rid}/{r.signature.id}", text_of(r.signature.note),
-                                           _evidence(rid, [r])))
-            continue
-        miss = 1.0
-        for r in results:
-            miss *= 1.0 - r.signature.weight
-        confidence = 1.0 - (1.0 - cause.prior) * miss
-        if cause.generic:
-            confidence *= 0.8
-        if confidence < LIKELY:
-            continue
-        params: dict[str, str] = {}
-        for r in results:
-            for k, v in r.params.items():
-                params.setdefault(k, v)
-        diag.causes.append(CauseResult(
-            rid, text_of(cause.title), confidence, _evidence(rid, results), params, list(cause.fixes),
-            "; ".join(f"{r.signature.id} (weight {r.signature.weight})" for r in results)))
-        for s in cause.symptoms:
-            if s not in diag.symptoms:
-                diag.symptoms.append(s)
-    diag.causes.sort(key=lambda c: -c.confidence)
-    stats.seconds = time.perf_counter() - start
+    compiled = ensure_compiled(rules)
+    session = Session(compiled, fast=fast, use_hyperscan=use_hyperscan)
+    outcome = session.run(inputs, progress=progress, cancel=cancel, total=total)
+    reports, facts = analyze(outcome.analyzers)
+    diag = rank(compiled, outcome.results, reports, facts)
+    diag.errors = outcome.errors
+    diag.cancelled = outcome.cancelled
+    diag.stats = Stats(outcome.files, outcome.lines, outcome.bytes, time.perf_counter() - start)
     return diag
 
 
-def _evidence(rid: str, results: list[SignatureResult]) -> list[Evidence]:
-    out = []
-    for r in results:
-        for h in r.hits[:3]:
-            out.append(Evidence(h.params.get("__file__", "-"), h.line_no, h.text, h.start, h.end,
-                                f"{rid}/{r.signature.id}"))
-    return out
+def diagnose_paths(
+    kb: Any,
+    paths: Iterable[Path | str],
+    *,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    fast: bool = True,
+    use_hyperscan: bool = True,
+) -> Diagnosis:
+    """Diagnose log files together (`-` is standard input); unreadable ones go to
+    `Diagnosis.errors` as `{"file", "error"}` while the others are still diagnosed."""
+    names = [str(p) for p in paths]
+    inputs = [(reader.display_name(n), _opener(n)) for n in names]
+    total = 0
+    for n in names:
+        with contextlib.suppress(OSError):
+            total += os.path.getsize(n) if n != "-" and os.path.isfile(n) else 0
+    return _diagnose(
+        kb,
+        inputs,
+        progress=progress,
+        cancel=cancel,
+        fast=fast,
+        use_hyperscan=use_hyperscan,
+        total=total or None,
+    )
 
 
-def diagnose_paths(kb: KnowledgeBase, paths: list[Path]) -> Diagnosis:
-    return diagnose_lines(kb, [(str(p), _lines_of(p)) for p in paths])
+def diagnose_text(
+    kb: Any, text: str, name: str = "pasted", *, fast: bool = True, use_hyperscan: bool = True
+) -> Diagnosis:
+    """Diagnose a pasted text as one log called `name`."""
+    return _diagnose(
+        kb,
+        [(name, lambda: reader.text_stream(text))],
+        progress=None,
+        cancel=None,
+        fast=fast,
+        use_hyperscan=use_hyperscan,
+        total=None,
+    )
 
 
-def diagnose_text(kb: KnowledgeBase, text: str, name: str = "pasted") -> Diagnosis:
-    return diagnose_lines(kb, [(name, text.splitlines())])
+def diagnose_lines(
+    kb: Any, sources: Iterable[tuple[str, Iterable[str]]], *, fast: bool = True
+) -> Diagnosis:
+    """Diagnose logs given as (name, lines) pairs (kept for callers of the first engine)."""
+    inputs = [(name, _lines_opener(list(lines))) for name, lines in sources]
+    return _diagnose(
+        kb, inputs, progress=None, cancel=None, fast=fast, use_hyperscan=True, total=None
+    )
+
+
+def _opener(name: str) -> Any:
+    return lambda: reader.open_input(name)
+
+
+def _lines_opener(lines: list[str]) -> Any:
+    text = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+    return lambda: reader.text_stream(text)

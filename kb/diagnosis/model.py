@@ -18,7 +18,20 @@ class Evidence:
     signature: str = ""  # "<rule id>/<signature id>" or an analyzer's name
 
     def to_json(self) -> dict[str, Any]:
-        return {"file": self.file, "line": self.line, "text": self.text[:EVIDENCE_TEXT_MAX]}
+        return {"file": self.file, "line": self.line, "text": self.shown()[0]}
+
+    def shown(self, width: int = EVIDENCE_TEXT_MAX) -> tuple[str, int, int]:
+        """The text cut to `width` characters around the match, and the match's span in it."""
+        text, start, end = self.text, self.start, self.end
+        if len(text) <= width:
+            return text, start, end
+        left = 0 if end <= width - 1 else min(max(0, start - width // 4), len(text) - width)
+        window = text[left : left + width]
+        if left > 0:
+            window = "…" + window[1:]
+        if left + width < len(text):
+            window = window[:-1] + "…"
+        return window, max(0, start - left), max(0, min(width, end - left))
 
 
 @dataclass
@@ -63,8 +76,12 @@ class Stats:
     seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
-        return {"files": self.files, "lines": self.lines, "bytes": self.bytes,
-                "seconds": round(self.seconds, 3)}
+        return {
+            "files": self.files,
+            "lines": self.lines,
+            "bytes": self.bytes,
+            "seconds": round(self.seconds, 3),
+        }
 
 
 @dataclass
@@ -75,6 +92,7 @@ class Diagnosis:
     stats: Stats = field(default_factory=Stats)
     errors: list[dict[str, str]] = field(default_factory=list)
     first_failure: dict[str, Any] | None = None
+    cancelled: bool = False  # the scan was stopped before the end of the logs
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -87,4 +105,6 @@ class Diagnosis:
             out["errors"] = list(self.errors)
         if self.first_failure:
             out["first_failure"] = dict(self.first_failure)
+        if self.cancelled:
+            out["cancelled"] = True
         return out

@@ -1,0 +1,1 @@
+"""One module per screen, each with its `.tcss` beside it."""

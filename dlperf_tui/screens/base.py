@@ -1,0 +1,50 @@
+"""What every screen of the assistant shares: the app's state, Escape to go back."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar, cast
+
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+if TYPE_CHECKING:
+    from dlperf_tui.app import DlperfHelpApp
+    from kb.knowledge import KnowledgeBase
+    from kb.session import Session
+
+
+class BaseScreen(Screen[None]):
+    """A full screen of the assistant; `HELP` is its paragraph in the `?` help."""
+
+    HELP = ""
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "back", "Back")]
+
+    @property
+    def dapp(self) -> DlperfHelpApp:
+        return cast("DlperfHelpApp", self.app)
+
+    @property
+    def kb(self) -> KnowledgeBase:
+        kb = self.dapp.kb
+        assert kb is not None, "screens that need the rules open after they are loaded"
+        return kb
+
+    @property
+    def session(self) -> Session:
+        session = self.dapp.session
+        assert session is not None
+        return session
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "back":
+            return self._depth() > 1
+        return True
+
+    def _depth(self) -> int:
+        """Where this screen sits: 1 is the start screen (above Textual's default screen)."""
+        stack = self.app.screen_stack
+        return stack.index(self) if self in stack else 0
+
+    def action_back(self) -> None:
+        if self._depth() > 1 and self.app.screen is self:
+            self.app.pop_screen()

@@ -1,0 +1,91 @@
+"""A cause or a fix on its own, as found from the command palette."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.widgets import Footer, Header, Markdown
+
+from dlperf_tui.markdown import cause_markdown, fix_commands, fix_markdown
+from dlperf_tui.screens.base import BaseScreen
+from kb.schema.models import text_of
+
+
+class CardScreen(BaseScreen):
+    CSS_PATH = "card.tcss"
+    HELP = (
+        "One cause (or fix) of the knowledge base: how it shows in a log, the checks that "
+        "confirm it and the fixes. `w` walks the decision tree from its symptom, `f` takes its "
+        "fix now, `c` copies the first fix command."
+    )
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("w", "walk", "Walk from its symptom"),
+        Binding("f", "fix", "Take this fix"),
+        Binding("c", "copy", "Copy command"),
+    ]
+
+    def __init__(self, kind: str, node_id: str) -> None:
+        super().__init__()
+        self.kind = kind
+        self.node_id = node_id
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll(id="card-body"):
+            yield Markdown(id="card-md")
+        yield Footer()
+
+    def _cause_id(self) -> str | None:
+        if self.kind == "cause":
+            return self.node_id
+        return next((c.id for c in self.kb.causes.values() if self.node_id in c.fixes), None)
+
+    def on_mount(self) -> None:
+        if self.kind == "cause":
+            self.sub_title = f"cause {self.node_id}"
+            md = cause_markdown(self.kb, self.node_id, examples=True)
+        else:
+            self.sub_title = f"fix {self.node_id}"
+            users = [c for c in self.kb.causes.values() if self.node_id in c.fixes]
+            md = fix_markdown(self.kb.fixes[self.node_id], {}, heading="##") + (
+                "\n\n### Fixes these causes\n\n"
+                + "\n".join(f"- {text_of(c.title)} (`{c.id}`)" for c in users)
+            )
+        self.query_one("#card-md", Markdown).update(md)
+        self.query_one("#card-body").focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("walk", "fix"):
+            return self._cause_id() is not None
+        return super().check_action(action, parameters)
+
+    def action_walk(self) -> None:
+        cid = self._cause_id()
+        if cid is not None:
+            self.dapp.start_walk(self.kb.causes[cid].symptoms[0])
+
+    def action_fix(self) -> None:
+        cid = self._cause_id()
+        if cid is None:
+            return
+        self.dapp.start_walk(self.kb.causes[cid].symptoms[0])
+        walk = self.session.walk
+        assert walk is not None
+        walk.choose(cid)
+        if self.kind == "fix":
+            self.session.choose_fix(self.node_id)
+
+    def action_copy(self) -> None:
+        fid = (
+            self.node_id
+            if self.kind == "fix"
+            else next((f for f in self.kb.causes[self.node_id].fixes if f in self.kb.fixes), None)
+        )
+        commands = fix_commands(self.kb.fixes[fid], {}) if fid else []
+        if commands:
+            self.dapp.copy_command(commands[0])
+        else:
+            self.notify("No command to copy; read the steps.")

@@ -1,0 +1,168 @@
+"""Running one check, or reading the output the user ran it for: values to fill in, the
+host, the exact command, a confirmation when the command changes the machine."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Select, Static, TextArea
+from textual.worker import get_current_worker
+
+from kb.placeholders import show_command
+from kb.runners.base import Runner
+from kb.schema.models import Check, text_of
+from kb.session import check_from_paste, missing_params
+from kb.walk import CheckRecord
+
+Mode = Literal["run", "paste"]
+
+
+class CheckRunScreen(ModalScreen[CheckRecord | None]):
+    """Dismissed with the check's record, or None when the user cancels."""
+
+    CSS_PATH = "check_run.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, check: Check, params: dict[str, str], mode: Mode) -> None:
+        super().__init__()
+        self.check = check
+        self.params = dict(params)
+        self.mode = mode
+        self.missing = missing_params(check, params)
+        self._runners: list[Runner] = []
+
+    def compose(self) -> ComposeResult:
+        hosts = self.app.runners.choices  # type: ignore[attr-defined]
+        with VerticalScroll(classes="check-dialog"):
+            yield Label(text_of(self.check.title), classes="dialog-title")
+            yield Static(" ".join(text_of(self.check.means).split()), classes="dialog-detail")
+            for name in self.missing:
+                doc = self.check.params.get(name)
+                hint = (
+                    f"{doc.description}" + (f", e.g. {doc.example}" if doc and doc.example else "")
+                    if doc
+                    else name
+                )
+                yield Label(f"{name}: {hint}")
+                yield Input(placeholder=hint, id=f"param-{name}", classes="param")
+            yield Static(id="command")
+            if self.mode == "run":
+                if len(hosts) > 1:
+                    yield Select(
+                        [(h, h) for h in hosts],
+                        value=self.app.runners.selected,  # type: ignore[attr-defined]
+                        allow_blank=False,
+                        id="host",
+                    )
+                if not self.check.read_only:
+                    yield Static(
+                        "This command changes the machine. Read it before running.",
+                        classes="warning",
+                    )
+            else:
+                yield Label("Its output (paste it here):")
+                yield TextArea(id="output", soft_wrap=False)
+                yield Input(
+                    placeholder="exit status, if you know it (e.g. 0)",
+                    id="exit-code",
+                    type="integer",
+                )
+            yield Static("", id="check-status")
+            with Horizontal(classes="dialog-buttons"):
+                label = (
+                    ("Run this command" if not self.check.read_only else "Run")
+                    if self.mode == "run"
+                    else "Read the output"
+                )
+                yield Button(
+                    label,
+                    id="go",
+                    variant="warning"
+                    if not self.check.read_only and self.mode == "run"
+                    else "primary",
+                )
+                yield Button("Cancel (Esc)", id="cancel")
+
+    def on_mount(self) -> None:
+        self._update_command()
+        first = self.query(".param").first() if self.missing else None
+        if first is not None:
+            first.focus()
+        elif self.mode == "paste":
+            self.query_one("#output", TextArea).focus()
+        else:
+            self.query_one("#go", Button).focus()
+
+    def _values(self) -> dict[str, str]:
+        values = dict(self.params)
+        for name in self.missing:
+            value = self.query_one(f"#param-{name}", Input).value.strip()
+            if value:
+                values[name] = value
+        return values
+
+    def _update_command(self) -> None:
+        self.query_one("#command", Static).update(
+            "$ " + show_command(self.check.run, self._values())
+        )
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.has_class("param"):
+            self._update_command()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "cancel":
+            self.action_cancel()
+        elif event.button.id == "go":
+            self._go()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._go()
+
+    def _go(self) -> None:
+        values = self._values()
+        unfilled = [n for n in self.missing if n not in values]
+        if unfilled:
+            self._status(f"Fill in {', '.join(unfilled)} first.")
+            return
+        if self.mode == "paste":
+            output = self.query_one("#output", TextArea).text
+            code_text = self.query_one("#exit-code", Input).value.strip()
+            code = int(code_text) if code_text.lstrip("-").isdigit() else None
+            if not output.strip() and code is None:
+                self._status("Paste the command's output first.")
+                return
+            self.dismiss(check_from_paste(self.check, output, code, values))
+            return
+        if self._runners:
+            return
+        hosts = self.app.runners  # type: ignore[attr-defined]
+        if self.query("#host"):
+            hosts.select(str(self.query_one("#host", Select).value))
+        self._runners = hosts.for_job()
+        self._status(f"Running {hosts.where()}… (Esc cancels)")
+        self._run(values)
+
+    @work(thread=True, exclusive=True)
+    def _run(self, values: dict[str, str]) -> None:
+        worker = get_current_worker()
+        hosts = self.app.runners  # type: ignore[attr-defined]
+        record = hosts.run_check(self.check, values, self._runners)
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self.dismiss, record)
+
+    def _status(self, text: str) -> None:
+        self.query_one("#check-status", Static).update(text)
+
+    def action_cancel(self) -> None:
+        for runner in self._runners:
+            runner.cancel()
+        self.workers.cancel_all()
+        self.dismiss(None)

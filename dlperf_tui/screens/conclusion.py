@@ -1,0 +1,237 @@
+"""Where the walk ended: the cause and why, the fix with values filled in and commands to
+copy, the checks that verify it; or, honestly, "not in the knowledge base yet"."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.widgets import Footer, Header, Markdown, OptionList, Static
+from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
+
+from dlperf_tui.markdown import fix_commands, fix_markdown
+from dlperf_tui.screens.base import BaseScreen
+from dlperf_tui.screens.check_run import CheckRunScreen
+from kb.schema.models import text_of
+from kb.session import missing_params
+from kb.walk import Belief, CheckRecord, Conclusion, Walk
+
+HEADLINES = {
+    "settled": "Found it",
+    "chosen": "Your choice",
+    "likely": "Most likely (not confirmed: no step was left)",
+    "unknown": "Not in the knowledge base yet",
+}
+
+
+def _beliefs_md(beliefs: list[Belief]) -> str:
+    return (
+        "\n".join(
+            f"- **{b.title}**: {'; '.join(b.reasons) or 'no evidence either way'}" for b in beliefs
+        )
+        or "- none"
+    )
+
+
+class ConclusionScreen(BaseScreen):
+    CSS_PATH = "conclusion.tcss"
+    HELP = (
+        "The end of the walk. Enter (or `c`) on a command copies it; `n` switches to the next "
+        "fix when the cause has several. After applying the fix, `v` runs the checks that "
+        "verify it here and `p` reads their output if you ran them yourself. `e` exports "
+        "the runbook; `u` goes back one step of the walk."
+    )
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("c", "copy", "Copy command"),
+        Binding("v", "verify", "Verify"),
+        Binding("p", "paste_verify", "Paste output"),
+        Binding("n", "next_fix", "Next fix"),
+        Binding("e", "export", "Export runbook"),
+        Binding("u", "undo", "Undo"),
+        Binding("h", "hosts", "Hosts"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="end-title")
+        with VerticalScroll(id="end-body"):
+            yield Static(id="fix-title")
+            yield OptionList(id="commands")
+            yield Static(id="verify-status")
+            yield Markdown(id="end-fix")
+            yield Markdown(id="end-why")
+        yield Footer()
+
+    @property
+    def walk(self) -> Walk:
+        walk = self.session.walk
+        assert walk is not None
+        return walk
+
+    @property
+    def end(self) -> Conclusion | None:
+        return self.walk.conclusion()
+
+    def on_mount(self) -> None:
+        end = self.end
+        if end is not None and end.fixes and self.session.fix_id not in end.fixes:
+            self.session.choose_fix(end.fixes[0])
+        self.draw()
+
+    def draw(self) -> None:
+        end = self.end
+        if end is None:  # undone past the end
+            return
+        cause = self.kb.causes[end.cause] if end.cause else None
+        title = f"{HEADLINES[end.kind]}: {text_of(cause.title)}" if cause else HEADLINES[end.kind]
+        self.query_one("#end-title", Static).update(title)
+        why = self.query_one("#end-why", Markdown)
+        commands = self.query_one("#commands", OptionList)
+        commands.clear_options()
+        if cause is None:
+            why.update(
+                "Every cause the rules know for this symptom was ruled out, or none could be "
+                "confirmed.\n\n**Ruled out**\n\n"
+                + _beliefs_md(end.ruled_out)
+                + "\n\n**Still possible, unconfirmed**\n\n"
+                + _beliefs_md(end.remaining)
+                + "\n\nExport the runbook (`e`) and share it with whoever maintains the rules: "
+                "a new rule is a YAML file (see docs/rule-authoring.md)."
+            )
+            self.query_one("#end-fix", Markdown).update("")
+            self.query_one("#verify-status", Static).update("")
+            self.query_one("#fix-title", Static).update("")
+            return
+        belief = self.walk.belief(cause.id)
+        others = [b for b in end.ruled_out]
+        why.update(
+            "**Why**\n\n"
+            + ("\n".join(f"- {r}" for r in belief.reasons) or "- you chose it")
+            + (f"\n\n**Ruled out on the way**\n\n{_beliefs_md(others)}" if others else "")
+        )
+        fix = self.session.fix
+        if fix is None:
+            self.query_one("#end-fix", Markdown).update("This cause has no fix in the rules.")
+            return
+        n = len(end.fixes)
+        label = f"Fix {end.fixes.index(fix.id) + 1} of {n} (n: next)" if n > 1 else "Fix"
+        self.query_one("#fix-title", Static).update(
+            f"{label}: {text_of(fix.title)}"
+            + (" · Enter or c copies a command" if fix.commands else "")
+        )
+        self.query_one("#end-fix", Markdown).update(
+            fix_markdown(fix, self.session.params, heading="", commands=False)
+        )
+        shown = fix_commands(fix, self.session.params)
+        for i, (command, cmd) in enumerate(zip(shown, fix.commands, strict=True)):
+            where = [cmd.where] if cmd.where else []
+            where += ["changes the machine"] if cmd.changes_machine else []
+            suffix = f"   ({', '.join(where)})" if where else ""
+            commands.add_option(Option(f"⧉ {command}{suffix}", id=str(i)))
+        if commands.option_count:
+            commands.highlighted = 0
+            commands.focus()
+        self._draw_verify()
+
+    def _draw_verify(self) -> None:
+        checks = self.session.verify_checks()
+        status = self.query_one("#verify-status", Static)
+        if not checks:
+            status.update("No check verifies this fix; rerun the job to see it work.")
+            return
+        done = {r.check_id: r for r in self.session.verifications}
+        lines = [
+            f"After applying the fix, verify it (v: run {self.dapp.runners.where()}, "
+            "p: paste output, h: hosts):"
+        ]
+        for chk in checks:
+            r = done.get(chk.id)
+            state = (
+                {"pass": "✔ passed", "fail": "✘ still failing"}.get(r.status, r.status)
+                if r
+                else "not run yet"
+            )
+            lines.append(
+                f"  {text_of(chk.title)}: {state}" + (f" ({r.finding})" if r and r.finding else "")
+            )
+        if self.session.verified:
+            lines.append("Verified: the fix works.")
+        status.update("\n".join(lines))
+
+    # ------------------------------------------------------------ actions
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.action_copy()
+
+    def action_copy(self) -> None:
+        fix = self.session.fix
+        option = self.query_one("#commands", OptionList).highlighted
+        if fix is None or option is None:
+            self.notify("No command to copy here.")
+            return
+        self.dapp.copy_command(fix_commands(fix, self.session.params)[option])
+
+    def action_next_fix(self) -> None:
+        end = self.end
+        fix = self.session.fix
+        if end is None or fix is None or len(end.fixes) < 2:
+            return
+        self.session.choose_fix(end.fixes[(end.fixes.index(fix.id) + 1) % len(end.fixes)])
+        self.draw()
+
+    def action_undo(self) -> None:
+        self.walk.undo()
+        self.app.pop_screen()
+
+    def action_hosts(self) -> None:
+        from dlperf_tui.screens.hosts import HostsScreen
+
+        self.app.push_screen(HostsScreen(), lambda _: self._draw_verify())
+
+    def action_export(self) -> None:
+        self.dapp.export_runbook()
+
+    def _pending(self) -> list:
+        passed = {r.check_id for r in self.session.verifications if r.status == "pass"}
+        return [c for c in self.session.verify_checks() if c.id not in passed]
+
+    def action_verify(self) -> None:
+        pending = self._pending() or self.session.verify_checks()
+        if not pending:
+            self.notify("No check verifies this fix.")
+            return
+        chk = pending[0]
+        if chk.read_only and not missing_params(chk, self.session.params):
+            self.query_one("#verify-status", Static).update(f"Running {chk.id}…")
+            self._verify(chk)
+        else:
+            self.app.push_screen(CheckRunScreen(chk, self.session.params, "run"), self._verified)
+
+    def action_paste_verify(self) -> None:
+        pending = self._pending() or self.session.verify_checks()
+        if pending:
+            self.app.push_screen(
+                CheckRunScreen(pending[0], self.session.params, "paste"), self._verified
+            )
+
+    @work(thread=True, exclusive=True, group="verify")
+    def _verify(self, chk: object) -> None:
+        worker = get_current_worker()
+        hosts = self.dapp.runners
+        record = hosts.run_check(chk, self.session.params, hosts.for_job())
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._verified, record)
+
+    def _verified(self, record: CheckRecord | None) -> None:
+        if record is not None and record.status != "skipped":
+            self.session.verifications.append(record)
+        self._draw_verify()
+
+    def action_back(self) -> None:
+        self.workers.cancel_group(self, "verify")
+        super().action_back()

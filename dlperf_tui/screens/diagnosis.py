@@ -1,0 +1,202 @@
+"""The diagnosis view: ranked causes, and for the selected one its evidence in context,
+the values extracted, the explanation, checks and fixes with the values filled in."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
+from textual.widgets import Footer, Header, Markdown, OptionList, Static
+from textual.widgets.option_list import Option
+
+from dlperf_tui.markdown import cause_markdown, fix_commands
+from dlperf_tui.screens.base import BaseScreen
+from kb.diagnosis.model import CauseResult, Diagnosis, Evidence
+from kb.schema.models import text_of
+
+BAR = 10
+
+
+def confidence_bar(p: float) -> str:
+    full = round(p * BAR)
+    return "█" * full + "░" * (BAR - full)
+
+
+def evidence_line(e: Evidence, before: str | None, after: str | None) -> Content:
+    """The evidence line numbered, its matching span highlighted, a line of context around."""
+    parts: list[str | tuple[str, str]] = []
+    if before is not None:
+        parts += [(f"{e.line - 1:>6}  ", "dim"), (before[:200], "dim"), "\n"]
+    text = e.text[:400]
+    start, end = (e.start, e.end) if 0 <= e.start < e.end <= len(text) else (0, len(text))
+    parts += [
+        (f"{e.line:>6}▶ ", "bold"),
+        text[:start],
+        (text[start:end], "bold reverse"),
+        text[end:],
+    ]
+    if after is not None:
+        parts += ["\n", (f"{e.line + 1:>6}  ", "dim"), (after[:200], "dim")]
+    return Content.assemble(*parts)
+
+
+class Detail(VerticalScroll, can_focus=False):
+    """Scrolls with the mouse and with the lists inside it; Tab goes to those lists."""
+
+
+class DiagnosisScreen(BaseScreen):
+    CSS_PATH = "diagnosis.tcss"
+    HELP = (
+        "The causes the log points to, most likely first, with the lines that show them. "
+        "Select an evidence line (Enter) to see it in the whole log. `w` walks the decision "
+        "tree from here to a verified fix; `c` copies the first fix command; `e` exports the "
+        "runbook of this session."
+    )
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("w", "walk", "Walk to the fix"),
+        Binding("l", "open_log", "Show in log"),
+        Binding("c", "copy_fix", "Copy fix"),
+        Binding("e", "export", "Export runbook"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="diag-summary")
+        with Horizontal(id="diag-body"):
+            yield OptionList(id="causes")
+            with Detail(id="cause-detail"):
+                yield Static(
+                    "Evidence (Enter: show it in the log)", classes="section-title evidence-part"
+                )
+                yield OptionList(id="evidence", classes="evidence-part")
+                yield Static(id="values", classes="evidence-part")
+                yield Markdown(id="cause-md")
+        yield Footer()
+
+    @property
+    def diagnosis(self) -> Diagnosis:
+        diag = self.session.diagnosis
+        assert diag is not None
+        return diag
+
+    def on_mount(self) -> None:
+        d = self.diagnosis
+        name = self.session.log_name or "the log"
+        self.sub_title = name
+        found = (
+            f"{len(d.causes)} likely cause{'s' if len(d.causes) != 1 else ''}"
+            if d.causes
+            else "No known problem found"
+        )
+        syms = [text_of(self.kb.symptoms[s].title) for s in d.symptoms if s in self.kb.symptoms]
+        hint = " · w: walk to the fix" if (d.causes or syms) else " · Esc: back, pick a symptom"
+        self.query_one("#diag-summary", Static).update(
+            f"{found} in {name} ({d.stats.lines:,} lines)"
+            + (f" · symptom: {', '.join(syms)}" if syms else "")
+            + hint
+        )
+        causes = self.query_one("#causes", OptionList)
+        for c in d.causes:
+            causes.add_option(
+                Option(f"{c.confidence:4.0%} {confidence_bar(c.confidence)} {c.title}", id=c.id)
+            )
+        if not d.causes:
+            causes.add_option(Option("No known cause matched.", disabled=True))
+            self._show_notes()
+        else:
+            causes.highlighted = 0
+            self._show(d.causes[0])
+        causes.focus()
+
+    def _show_notes(self) -> None:
+        for widget in self.query(".evidence-part"):
+            widget.display = False
+        notes = self.diagnosis.notes
+        text = "\n".join(f"- {n.text}" for n in notes) or "- nothing worth noting either"
+        self.query_one("#cause-md", Markdown).update(
+            "### Observations\n\n" + text + "\n\nIf the job still fails, go back (Esc) and "
+            "pick the symptom you see: the walk asks what the log could not tell."
+        )
+
+    def _current(self) -> CauseResult | None:
+        option = self.query_one("#causes", OptionList).highlighted_option
+        if option is None or option.id is None:
+            return None
+        return next((c for c in self.diagnosis.causes if c.id == option.id), None)
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option_list.id == "causes":
+            cause = self._current()
+            if cause is not None:
+                self._show(cause)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option_list.id == "causes":
+            self.query_one("#evidence", OptionList).focus()
+        elif event.option_list.id == "evidence":
+            self.action_open_log()
+
+    def _show(self, cause: CauseResult) -> None:
+        numbers = {n for e in cause.evidence for n in (e.line - 1, e.line + 1)}
+        context = self.session.lines_at(numbers)
+        evidence = self.query_one("#evidence", OptionList)
+        evidence.clear_options()
+        for i, e in sorted(enumerate(cause.evidence), key=lambda ie: (ie[1].file, ie[1].line)):
+            evidence.add_option(
+                Option(
+                    evidence_line(e, context.get(e.line - 1), context.get(e.line + 1)), id=str(i)
+                )
+            )
+        if cause.evidence:
+            evidence.highlighted = 0
+        values = ", ".join(f"{k} = {v}" for k, v in cause.params.items() if not k.startswith("__"))
+        self.query_one("#values", Static).update(
+            f"Confidence {cause.confidence:.2f} · "
+            + (f"values found: {values}" if values else "no values extracted")
+        )
+        self.query_one("#cause-md", Markdown).update(
+            cause_markdown(self.kb, cause.id, cause.params, title=False)
+        )
+
+    # ------------------------------------------------------------ actions
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        found = bool(self.diagnosis.causes)
+        if action == "walk":
+            return found or bool(self.diagnosis.symptoms)
+        if action in ("open_log", "copy_fix"):
+            return found
+        return super().check_action(action, parameters)
+
+    def action_walk(self) -> None:
+        self.dapp.start_walk(use_diagnosis=True)
+
+    def action_open_log(self) -> None:
+        from dlperf_tui.screens.log_view import LogScreen
+
+        cause = self._current()
+        if cause is None or not cause.evidence:
+            return
+        option = self.query_one("#evidence", OptionList).highlighted_option
+        chosen = cause.evidence[int(option.id) if option is not None and option.id else 0]
+        lines = sorted(cause.evidence, key=lambda e: (e.file, e.line))
+        self.app.push_screen(LogScreen(lines, start=lines.index(chosen)))
+
+    def action_copy_fix(self) -> None:
+        cause = self._current()
+        if cause is None:
+            return
+        for fid in cause.fixes:
+            fix = self.kb.fixes.get(fid)
+            commands = fix_commands(fix, cause.params) if fix is not None else []
+            if commands:
+                self.dapp.copy_command(commands[0])
+                return
+        self.notify("This cause's fixes have no command to copy; read the steps.")
+
+    def action_export(self) -> None:
+        self.dapp.export_runbook()

@@ -1,0 +1,117 @@
+"""The hosts panel: add the job's nodes over SSH, test them, pick where checks run."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar, cast
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, OptionList, Static, Switch
+from textual.widgets.option_list import Option
+
+from dlperf_tui.hosts import ALL, LOCAL
+from kb.errors import UserError
+
+if TYPE_CHECKING:
+    from dlperf_tui.app import DlperfHelpApp
+    from dlperf_tui.hosts import Hosts
+
+
+class HostsScreen(ModalScreen[None]):
+    CSS_PATH = "hosts.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Done"),
+        Binding("delete", "remove", "Remove host"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.state: dict[str, str] = {LOCAL: "this machine"}
+
+    @property
+    def hosts(self) -> Hosts:
+        return cast("DlperfHelpApp", self.app).runners
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="hosts-dialog"):
+            yield Label("Where checks run (Enter picks; Del removes)", classes="dialog-title")
+            yield OptionList(id="host-list")
+            yield Input(
+                placeholder="add nodes: [user@]name[:port], e.g. gpu[01-04] or root@10.0.0.12:2222",
+                id="host-add",
+            )
+            with Horizontal(classes="hosts-options"):
+                yield Switch(value=self.hosts.accept_new_host_keys, id="accept-new")
+                yield Label(
+                    "Trust a node's host key the first time (like ssh "
+                    "StrictHostKeyChecking=accept-new)"
+                )
+            yield Static(
+                "Keys or the SSH agent must let you in: no password is asked.",
+                id="hosts-status",
+                classes="dialog-detail",
+            )
+            yield Button("Done (Esc)", id="hosts-done")
+
+    def on_mount(self) -> None:
+        self._draw()
+        self.query_one("#host-add", Input).focus()
+
+    def _draw(self) -> None:
+        hosts = self.hosts
+        listing = self.query_one("#host-list", OptionList)
+        listing.clear_options()
+        for name in hosts.choices:
+            mark = "●" if name == hosts.selected else " "
+            state = self.state.get(name, "every host above" if name == ALL else "not tried yet")
+            listing.add_option(Option(f"{mark} {name}   {state}", id=name))
+        listing.highlighted = hosts.choices.index(hosts.selected)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option.id:
+            self.hosts.select(event.option.id)
+            self._draw()
+
+    def on_switch_changed(self, event: Switch.Changed) -> None:
+        self.hosts.accept_new_host_keys = event.value
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value.strip()
+        if not text:
+            return
+        try:
+            added = self.hosts.add(text)
+        except UserError as exc:
+            self.query_one("#hosts-status", Static).update(str(exc))
+            return
+        event.input.value = ""
+        for name in added:
+            self.state[name] = "connecting…"
+        self._draw()
+        self._test(added)
+
+    @work(thread=True, group="hosts")
+    def _test(self, names: list[str]) -> None:
+        for name in names:
+            problem = self.hosts.test(name)
+            self.app.call_from_thread(self._tested, name, problem)
+
+    def _tested(self, name: str, problem: str | None) -> None:
+        self.state[name] = "✔ reachable" if problem is None else f"✘ {problem}"
+        if self.is_attached:
+            self._draw()
+
+    def action_remove(self) -> None:
+        option = self.query_one("#host-list", OptionList).highlighted_option
+        if option is not None and option.id not in (None, LOCAL, ALL):
+            self.hosts.remove(option.id)
+            self._draw()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(None)

@@ -1,0 +1,227 @@
+"""The first screen: paste a log (or open a file), or pick a symptom from the tree."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.lazy import Lazy
+from textual.message import Message
+from textual.widgets import (
+    Button,
+    Footer,
+    Header,
+    Static,
+    TabbedContent,
+    TabPane,
+    TextArea,
+    Tree,
+)
+
+from dlperf_tui.screens.base import BaseScreen
+from dlperf_tui.screens.dialogs import OpenFileScreen
+
+if TYPE_CHECKING:
+    from kb.knowledge import KnowledgeBase
+
+INTRO = (
+    "Paste a log below with your terminal's paste (ctrl+shift+v, right click, cmd+v): "
+    "it is diagnosed at once. Or paste a file's path, or press ctrl+o to open one."
+)
+PLACEHOLDER = "Paste the failing job's log here (a few lines around the error are enough)"
+
+
+def normalise(text: str) -> str:
+    """Terminals send a pasted line end as CR (bracketed paste); logs want LF."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def as_path(text: str) -> Path | None:
+    """The file a one-line paste names, if it names one."""
+    candidate = text.strip().strip("'\"")
+    if not candidate or "\n" in candidate or len(candidate) > 4096:
+        return None
+    try:
+        path = Path(candidate).expanduser()
+        return path if path.is_file() else None
+    except (OSError, ValueError):
+        return None
+
+
+def symptom_text(kb: KnowledgeBase, symptom_id: str) -> Content:
+    """A symptom's description and known causes, for the pane beside the tree."""
+    from kb.schema.models import text_of
+
+    s = kb.symptoms[symptom_id]
+    causes = sorted(kb.causes_of(symptom_id), key=lambda c: -c.prior)
+    return Content.assemble(
+        (text_of(s.title), "bold"),
+        "\n",
+        " ".join(text_of(s.description).split()),
+        "\n\n",
+        (f"{len(causes)} known causes, {len(s.questions)} questions to tell them apart:", "bold"),
+        *[f"\n• {text_of(c.title)}" for c in causes],
+        "\n\n",
+        ("Enter: start the walk from this symptom", "italic"),
+    )
+
+
+class LogArea(TextArea):
+    """The paste box: tells the screen when something was pasted into it."""
+
+    class Pasted(Message):
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        event.prevent_default()  # TextArea's own handler would insert the text again
+        event.stop()
+        text = normalise(event.text)
+        if not self.text.strip():
+            self.load_text(text)  # one document load, not an edit: fast for huge pastes
+            self.move_cursor(self.document.end)
+        else:
+            await super()._on_paste(events.Paste(text))
+        self.post_message(self.Pasted(text))
+
+
+class StartScreen(BaseScreen):
+    CSS_PATH = "start.tcss"
+    HELP = (
+        "Paste a log into the box (it is diagnosed at once), paste a path, or open a file "
+        "with ctrl+o. Or switch to *Pick a symptom* (f2) and choose what you see: the "
+        "assistant then asks the most telling questions first."
+    )
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+r", "diagnose", "Diagnose", priority=True),
+        Binding("ctrl+o", "open_file", "Open file", priority=True),
+        Binding("f2", "switch_tab", "Paste/Symptoms", priority=True),
+        Binding("ctrl+l", "clear", "Clear", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with TabbedContent(initial="paste-tab", id="start-tabs"):
+            with TabPane("Paste a log", id="paste-tab"):
+                yield Static(INTRO, id="intro")
+                yield LogArea(
+                    id="log", soft_wrap=False, placeholder=PLACEHOLDER, show_line_numbers=False
+                )
+                with Horizontal(id="start-buttons"):
+                    yield Button("Diagnose (ctrl+r)", id="diagnose", variant="primary")
+                    yield Button("Open a file (ctrl+o)", id="open")
+                    yield Static("", id="paste-status")
+            # mounted after the first frame: the hidden tab need not slow the start
+            with TabPane("Pick a symptom", id="symptom-tab"), Lazy(Vertical(id="symptom-pane")):
+                yield Tree("Kinds of trouble", id="symptom-tree")
+                yield Static("Loading the knowledge base…", id="symptom-info")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(LogArea).focus()
+        if self.dapp.kb is not None:
+            self.rules_ready(self.dapp.kb)
+
+    def rules_ready(self, kb: KnowledgeBase) -> None:
+        from kb.runbook import GROUP_TITLES
+        from kb.schema.models import text_of
+
+        if not self.query("#symptom-tree"):  # the lazy tab is not mounted yet
+            self.call_after_refresh(self.rules_ready, kb)
+            return
+
+        tree = self.query_one("#symptom-tree", Tree)
+        tree.clear()
+        tree.show_root = False
+        first = None
+        for group, title in GROUP_TITLES.items():
+            members = sorted(
+                (s for s in kb.symptoms.values() if s.group == group),
+                key=lambda s: text_of(s.title),
+            )
+            if not members:
+                continue
+            node = tree.root.add(title, expand=True)
+            for s in members:
+                leaf = node.add_leaf(text_of(s.title), data=s.id)
+                first = first or leaf
+        if first is not None:
+            self.call_after_refresh(tree.move_cursor, first)
+        self.query_one("#symptom-info", Static).update(
+            f"{len(kb.symptoms)} symptoms, {len(kb.causes)} causes. Enter or click a symptom "
+            "to start."
+        )
+
+    # ------------------------------------------------------------ paste and diagnose
+
+    def on_paste(self, event: events.Paste) -> None:
+        """A paste that landed outside the box (focus elsewhere) goes into it."""
+        area = self.query_one(LogArea)
+        self.query_one(TabbedContent).active = "paste-tab"
+        area.focus()
+        text = normalise(event.text)
+        area.load_text(text if not area.text.strip() else f"{area.text}\n{text}")
+        self._pasted(text)
+
+    def on_log_area_pasted(self, message: LogArea.Pasted) -> None:
+        self._pasted(message.text)
+
+    def _pasted(self, text: str) -> None:
+        area = self.query_one(LogArea)
+        path = as_path(text)
+        if path is not None:
+            area.load_text("")
+            self.query_one("#paste-status", Static).update(f"opened {path}")
+            self.dapp.diagnose(path=path)
+            return
+        lines = area.document.line_count
+        self.query_one("#paste-status", Static).update(f"{lines:,} lines")
+        self.dapp.diagnose(text=area.text)
+
+    def action_diagnose(self) -> None:
+        area = self.query_one(LogArea)
+        if not area.text.strip():
+            self.notify("Paste a log first, or open a file with ctrl+o.", severity="warning")
+            return
+        self._pasted(area.text)
+
+    def action_open_file(self) -> None:
+        def opened(path: Path | None) -> None:
+            if path is not None:
+                self.dapp.diagnose(path=path)
+
+        self.app.push_screen(OpenFileScreen(), opened)
+
+    def action_clear(self) -> None:
+        self.query_one(LogArea).load_text("")
+        self.query_one("#paste-status", Static).update("")
+
+    def action_switch_tab(self) -> None:
+        tabs = self.query_one(TabbedContent)
+        tabs.active = "symptom-tab" if tabs.active == "paste-tab" else "paste-tab"
+        target = "#symptom-tree" if tabs.active == "symptom-tab" else "#log"
+        for widget in self.query(target):
+            widget.focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "diagnose":
+            self.action_diagnose()
+        elif event.button.id == "open":
+            self.action_open_file()
+
+    # ------------------------------------------------------------ symptoms
+
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
+        if event.node.data and self.dapp.kb is not None:
+            self.query_one("#symptom-info", Static).update(symptom_text(self.kb, event.node.data))
+
+    def on_tree_node_selected(self, event: Tree.NodeSelected[str]) -> None:
+        if event.node.data:
+            self.dapp.start_walk(event.node.data)

@@ -1,0 +1,299 @@
+"""One host's job: the commands planned for it, and turning what came back into results.
+
+Planning fills every placeholder for this host (and each peer), asks for confirmation of
+any command that changes the machine (once per host, with the exact command), and sorts
+what will run into lanes.  Recording turns a `CommandResult` into a `CheckResult` with
+`kb.checkeval.evaluate`, or a probe's output into matrix cells, and gives the events.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kb.checkeval import evaluate
+from kb.checkrun import pairs
+from kb.checkrun.model import CheckEvent, CheckResult, Event, HostEvent, PairEvent, RunReport
+from kb.checkrun.plan import Task, fill
+from kb.hosts import Target
+from kb.runners.base import CommandResult, Job
+
+if TYPE_CHECKING:
+    from kb.checkrun.engine import RunOptions
+
+SSH_PROBE, NET_PROBE, SURVEY = "ssh-to-peers", "ping-peers", "survey"
+
+
+@dataclass
+class Item:
+    key: tuple[str, str | None]  # (check id, peer label)
+    command: str
+    timeout: float
+    task: Task | None = None
+    builtin: str | None = None
+    peer: pairs.Peer | None = None
+
+
+@dataclass
+class HostJob:
+    index: int
+    label: str
+    peers: list[pairs.Peer]
+    lane_items: list[list[Item]] = field(default_factory=lambda: [[], [], []])
+    planned: list[CheckResult] = field(default_factory=list)  # skipped before running
+    order: list[tuple[str, str | None]] = field(default_factory=list)
+    done: set[tuple[str, str | None]] = field(default_factory=set)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def lanes(self) -> list[list[Job]]:
+        return [[(it.command, it.timeout) for it in lane] for lane in self.lane_items]
+
+
+def plan_host(
+    index: int, target: Target, tasks: list[Task], peers: list[pairs.Peer], options: RunOptions
+) -> HostJob:
+    others = pairs.rotated(peers, index)
+    job = HostJob(index, target.label, others)
+    port = str(options.job_port or target.port)
+    for task in tasks:
+        if task.scope == "node":
+            _add(job, task, {"port": port, **options.params}, None, 0, options)
+            continue
+        if not others:
+            job.order.append((task.id, None))
+            job.planned.append(
+                _skip(job, task, task.template, None, "needs another node: give two hosts or more")
+            )
+        for peer in others:
+            values = {**options.params, "peer": peer.host, "port": str(peer.port)}
+            _add(job, task, values, peer, 2, options)
+    if options.survey:
+        try:
+            from kb.survey import DEFAULT_TIMEOUT, script
+
+            job.lane_items[1].append(
+                Item((SURVEY, None), script(), DEFAULT_TIMEOUT, builtin=SURVEY)
+            )
+        except ImportError:
+            pass
+    if options.pairs and others:
+        job.lane_items[2][:0] = [
+            Item((SSH_PROBE, None), pairs.ssh_probe(others), 60.0, builtin=SSH_PROBE),
+            Item((NET_PROBE, None), pairs.net_probe(others), 60.0, builtin=NET_PROBE),
+        ]
+        job.order[:0] = [(SSH_PROBE, None), (NET_PROBE, None)]
+    return job
+
+
+def _add(
+    job: HostJob,
+    task: Task,
+    values: dict[str, str],
+    peer: pairs.Peer | None,
+    lane: int,
+    options: RunOptions,
+) -> None:
+    label = peer.label if peer else None
+    job.order.append((task.id, label))
+    try:
+        command = fill(task, values)
+    except KeyError as exc:
+        name = exc.args[0]
+        job.planned.append(
+            _skip(
+                job,
+                task,
+                task.template,
+                label,
+                f"needs a value for {{{name}}} (give --param {name}=VALUE)",
+            )
+        )
+        return
+    except ValueError as exc:
+        job.planned.append(_skip(job, task, task.template, label, f"refused value: {exc}"))
+        return
+    if task.needs_confirmation:
+        if options.confirm is None:
+            why = "changes the machine: runs only when confirmed (not asked in --json mode)"
+            job.planned.append(_skip(job, task, command, label, why))
+            return
+        if not options.confirm(job.label, command):
+            job.planned.append(_skip(job, task, command, label, "not confirmed"))
+            return
+    job.lane_items[lane].append(Item((task.id, label), command, task.timeout, task, peer=peer))
+
+
+def _skip(job: HostJob, task: Task, command: str, peer: str | None, why: str) -> CheckResult:
+    return CheckResult(
+        job.label,
+        task.id,
+        command,
+        "skipped",
+        cause=task.cause,
+        reason=why,
+        peer=peer,
+        title=task.title,
+    )
+
+
+# ---------------------------------------------------------------- recording
+
+
+def start(job: HostJob, report: RunReport) -> list[Event]:
+    """The results known before running (skips); recorded when the host's turn comes."""
+    host = report.hosts[job.index]
+    with job.lock:
+        fresh = [r for r in job.planned if (r.id, r.peer) not in job.done]
+        job.done.update((r.id, r.peer) for r in fresh)
+        host.checks += fresh
+    return [CheckEvent(r) for r in fresh]
+
+
+def record(
+    job: HostJob, report: RunReport, lane: int, index: int, result: CommandResult
+) -> list[Event]:
+    item = job.lane_items[lane][index]
+    host = report.hosts[job.index]
+    with job.lock:
+        if item.key in job.done:
+            return []
+        job.done.add(item.key)
+        if item.builtin == SURVEY:
+            host.survey = _survey_doc(job.label, result)
+            return [HostEvent(job.label, "survey", result.error or "")]
+        if item.builtin is not None:
+            return _probe(job, report, item, result)
+        assert item.task is not None
+        check = to_check_result(job.label, item, result)
+        host.checks.append(check)
+        return [CheckEvent(check)]
+
+
+def to_check_result(host: str, item: Item, result: CommandResult) -> CheckResult:
+    task = item.task
+    assert task is not None
+    out = CheckResult(
+        host,
+        task.id,
+        item.command,
+        "error",
+        _output(result),
+        result.seconds,
+        task.cause,
+        peer=item.peer.label if item.peer else None,
+        exit_code=result.exit_code,
+        truncated=result.truncated,
+        title=task.title,
+    )
+    if result.cancelled:
+        out.status, out.reason = "skipped", "cancelled"
+    elif result.error is not None:
+        out.reason = result.error
+    elif task.check is None:  # a fix command: it worked or not
+        out.status = "pass" if result.exit_code == 0 else "fail"
+    else:
+        verdict = evaluate(task.check, result.stdout, result.exit_code, result.stderr)
+        out.status, out.finding, out.reason = verdict.status, verdict.finding, verdict.reason
+        out.params = verdict.params
+    return out
+
+
+def _output(result: CommandResult) -> str:
+    if result.stderr and result.stdout:
+        return f"{result.stdout}{'' if result.stdout.endswith(chr(10)) else chr(10)}{result.stderr}"
+    return result.stdout or result.stderr
+
+
+def _probe(job: HostJob, report: RunReport, item: Item, result: CommandResult) -> list[Event]:
+    host = report.hosts[job.index]
+    kind = "ssh" if item.builtin == SSH_PROBE else "ping"
+    cells: dict[str, str] | None
+    if result.error is not None or result.exit_code is None:
+        cells = dict.fromkeys(
+            (p.label for p in job.peers), "skipped" if result.cancelled else "error"
+        )
+    elif kind == "ssh":
+        cells = pairs.parse_ssh_probe(result.stdout, job.peers)
+    else:
+        interfaces, routes, cells = pairs.parse_net_probe(result.stdout, job.peers)
+        host.network = {"interfaces": interfaces, "routes": routes}
+    tool = "ssh" if kind == "ssh" else "ping"
+    shown = {
+        "ssh": "ssh -o BatchMode=yes -o ConnectTimeout=5 -p {port} {user}@{peer} true",
+        "ping": "ping -c 3 -i 0.2 -W 2 -s 10240 {peer}",
+    }[kind]
+    check = CheckResult(
+        job.label,
+        item.key[0],
+        f"{shown}  (to each of {len(job.peers)} peers)",
+        "pass",
+        _output(result),
+        result.seconds,
+        title=f"{tool} to every other node",
+    )
+    if result.error is not None or result.exit_code is None:
+        check.status = "skipped" if result.cancelled else "error"
+        check.reason = result.error or "no exit status"
+    elif cells is None:
+        check.status, check.reason = "unavailable", f"{tool} is not installed on this node"
+    elif bad := {peer: s for peer, s in cells.items() if s != "ok"}:
+        check.status = "fail"
+        check.finding = ", ".join(f"{peer}: {s}" for peer, s in bad.items())
+    row = cells if cells is not None else dict.fromkeys((p.label for p in job.peers), "unavailable")
+    (report.matrix if kind == "ssh" else report.ping)[job.label] = row
+    host.checks.append(check)
+    events: list[Event] = [PairEvent(kind, job.label, peer, s) for peer, s in row.items()]
+    return [*events, CheckEvent(check)]
+
+
+def _survey_doc(label: str, result: CommandResult) -> dict[str, Any]:
+    from kb.survey import collect
+
+    class Replay:  # hands the survey the output this job already fetched on the shared lane
+        name = label
+
+        def run(self, command: str, timeout: float) -> CommandResult:
+            return result
+
+        def cancel(self) -> None:
+            return None
+
+        def close(self) -> None:
+            return None
+
+    return collect(Replay())
+
+
+def fill_missing(job: HostJob, report: RunReport, reason: str) -> None:
+    """Everything planned but without a result becomes `skipped` (cancelled, unreachable)."""
+    host = report.hosts[job.index]
+    with job.lock:
+        for r in job.planned:
+            if (r.id, r.peer) not in job.done:
+                job.done.add((r.id, r.peer))
+                host.checks.append(r)
+        for lane in job.lane_items:
+            for item in lane:
+                if item.key in job.done or item.builtin == SURVEY:
+                    continue
+                job.done.add(item.key)
+                if item.builtin is not None:
+                    matrix = report.matrix if item.builtin == SSH_PROBE else report.ping
+                    matrix[job.label] = dict.fromkeys((p.label for p in job.peers), "skipped")
+                    continue
+                assert item.task is not None
+                host.checks.append(
+                    CheckResult(
+                        job.label,
+                        item.task.id,
+                        item.command,
+                        "skipped",
+                        cause=item.task.cause,
+                        reason=reason,
+                        peer=item.peer.label if item.peer else None,
+                        title=item.task.title,
+                    )
+                )
+        rank = {key: i for i, key in enumerate(job.order)}
+        host.checks.sort(key=lambda c: rank.get((c.id, c.peer), len(rank)))

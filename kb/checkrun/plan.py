@@ -1,0 +1,161 @@
+"""Which commands to run: the checks of a cause, of a symptom, the cheap survey set, a fix.
+
+A `Task` is one check (or one fix command) from the rules, not yet tied to a host.
+Filling it for a host validates every value first (hosts, ports and interface names
+have strict patterns; nothing else may carry control characters) and then goes through
+`kb.placeholders.fill_command`, which shell-quotes: a value taken from a log that
+carries `$(...)`, backticks or `;` stays one inert word.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from kb.errors import UserError
+from kb.hosts import is_host, is_iface
+from kb.knowledge import KnowledgeBase
+from kb.placeholders import fill_command, names_in
+from kb.schema.models import Check, text_of
+
+SURVEY_MAX_COST = 1.0  # the standard survey runs only checks this cheap
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One command to run on each node (or from each node towards each peer)."""
+
+    id: str
+    title: str
+    template: str
+    read_only: bool
+    timeout: float
+    scope: Literal["node", "pair"] = "node"
+    cause: str | None = None
+    check: Check | None = None  # None for a fix command: no expectation to evaluate
+    kind: Literal["check", "fix"] = "check"
+
+    @property
+    def needs_confirmation(self) -> bool:
+        return self.kind == "fix" or not self.read_only
+
+
+def _check_task(cause: str | None, check: Check) -> Task:
+    return Task(
+        check.id,
+        text_of(check.title),
+        check.run,
+        check.read_only,
+        check.timeout,
+        check.scope,
+        cause,
+        check,
+    )
+
+
+def _unknown(kind: str, value: str, known: list[str]) -> UserError:
+    near = difflib.get_close_matches(value, known, n=3, cutoff=0.5)
+    hint = f" (did you mean: {', '.join(near)}?)" if near else " (see: dlperf-help rules list)"
+    return UserError(f"unknown {kind} '{value}'{hint}")
+
+
+def for_causes(kb: KnowledgeBase, cause_ids: list[str]) -> list[Task]:
+    tasks: dict[str, Task] = {}
+    for cid in cause_ids:
+        if cid not in kb.causes:
+            raise _unknown("cause", cid, sorted(kb.causes))
+        for chk in kb.checks_of(cid):
+            tasks.setdefault(chk.id, _check_task(cid, chk))
+    return list(tasks.values())
+
+
+def for_symptoms(kb: KnowledgeBase, symptom_ids: list[str]) -> list[Task]:
+    causes: list[str] = []
+    for sid in symptom_ids:
+        if sid not in kb.symptoms:
+            raise _unknown("symptom", sid, sorted(kb.symptoms))
+        causes += [c.id for c in kb.causes_of(sid) if c.id not in causes]
+    return for_causes(kb, causes)
+
+
+def for_checks(kb: KnowledgeBase, check_ids: list[str]) -> list[Task]:
+    table = kb.checks
+    out = []
+    for cid in check_ids:
+        if cid not in table:
+            raise _unknown("check", cid, sorted(table))
+        cause, chk = table[cid]
+        out.append(_check_task(cause, chk))
+    return out
+
+
+def survey(kb: KnowledgeBase) -> list[Task]:
+    """Every cheap, read-only, node-scope check that needs no value from the user."""
+    out = []
+    for _cid, (cause, chk) in sorted(kb.checks.items()):
+        cheap = chk.read_only and chk.cost <= SURVEY_MAX_COST and chk.scope == "node"
+        if cheap and not [n for n in names_in(chk.run) if n != "port"]:
+            out.append(_check_task(cause, chk))
+    return out
+
+
+def for_fix(kb: KnowledgeBase, fix_id: str) -> list[Task]:
+    """A fix's commands (each needs confirmation per host), then its verifying checks."""
+    if fix_id not in kb.fixes:
+        raise _unknown("fix", fix_id, sorted(kb.fixes))
+    fix = kb.fixes[fix_id]
+    out = [
+        Task(
+            f"{fix_id}#{i + 1}",
+            text_of(fix.title),
+            cmd.run,
+            not cmd.changes_machine,
+            120.0,
+            "node",
+            None,
+            None,
+            "fix",
+        )
+        for i, cmd in enumerate(fix.commands)
+    ]
+    return out + for_checks(kb, [v for v in fix.verify if v in kb.checks])
+
+
+# ---------------------------------------------------------------- values
+
+
+def _kind(name: str) -> str:
+    if name in ("peer", "host", "node", "address", "master_addr") or name.endswith("_host"):
+        return "host"
+    if name == "port" or name.endswith("_port"):
+        return "port"
+    if name in ("iface", "ifname") or name.endswith(("_iface", "_ifname")):
+        return "iface"
+    return "text"
+
+
+def validate_value(name: str, value: str) -> str:
+    """Refuse a value that cannot be what its name says; raise ValueError saying why."""
+    if _CONTROL.search(value) or len(value) > 4096:
+        raise ValueError(f"{{{name}}}: control characters or an over-long value")
+    kind = _kind(name)
+    if kind == "host" and not is_host(value):
+        raise ValueError(f"{{{name}}}: '{value}' is not a host name or address")
+    if kind == "port" and not (value.isdigit() and 1 <= int(value) <= 65535):
+        raise ValueError(f"{{{name}}}: '{value}' is not a port number")
+    ifaces = value.lstrip("^=").split(",")  # NCCL_SOCKET_IFNAME syntax: ^docker,lo / =eth0
+    if kind == "iface" and not all(is_iface(part) for part in ifaces):
+        raise ValueError(f"{{{name}}}: '{value}' is not a network interface name")
+    return value
+
+
+def fill(task: Task, values: dict[str, str]) -> str:
+    """The command for one host; KeyError names a missing value, ValueError a bad one."""
+    for name in names_in(task.template):
+        if name not in values:
+            raise KeyError(name)
+        validate_value(name, values[name])
+    return fill_command(task.template, values)

@@ -1,0 +1,92 @@
+"""What an analyzer is: a reader of structured lines that the rules cannot judge alone.
+
+Signatures judge one line at a time. Some evidence needs several lines read together:
+which ranks run on which host and which transport joins them (NCCL INFO), a
+`nvidia-smi topo -m` matrix, a throughput table, the ratio of data time to step time
+over many progress lines. An analyzer declares *taps* (RE2 patterns, optionally with
+the lines that follow a match); the scanner delivers only those lines, and at the end
+the analyzer reports findings tied to cause ids, merged into the ranking like
+signatures, plus notes and symptoms.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from kb.diagnosis.model import Evidence, Note
+
+
+@dataclass(frozen=True)
+class Tap:
+    id: str
+    pattern: str  # RE2 syntax, searched in each line
+    ignore_case: bool = False
+    follow: int = 0  # also deliver this many following lines (as tap id + ":follow")
+    cap: int = 20_000  # deliver at most this many matching lines per diagnosis
+    frequent: bool = False  # matches most lines of some logs: scanned for only until capped
+
+
+@dataclass
+class Finding:
+    """Evidence for a cause, derived by an analyzer (a signature in all but name)."""
+
+    cause: str
+    id: str
+    weight: float
+    text: str
+    evidence: list[Evidence] = field(default_factory=list)
+    params: dict[str, str] = field(default_factory=dict)
+    alone: bool = True
+
+
+@dataclass
+class Report:
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+    symptoms: list[str] = field(default_factory=list)
+
+
+Facts = dict[str, Any]
+
+
+class Analyzer:
+    """Base class: counts deliveries per tap so that `wants` can cap them."""
+
+    name = ""
+    taps: tuple[Tap, ...] = ()
+
+    def __init__(self) -> None:
+        self.delivered: Counter[str] = Counter()
+        self._caps = {t.id: t.cap for t in self.taps}
+        self.file = ""
+
+    def wants(self, tap: str) -> bool:
+        return self.delivered[tap] < self._caps.get(tap, 0)
+
+    def deliver(self, tap: str, line_no: int, text: str) -> None:
+        if not tap.endswith(":follow"):
+            self.delivered[tap] += 1
+        self.feed(tap, line_no, text)
+
+    def start_file(self, file: str) -> None:
+        self.file = file
+
+    def feed(self, tap: str, line_no: int, text: str) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def finish(self, facts: Facts) -> Report:
+        return Report()
+
+    def evidence(
+        self, line_no: int, text: str, start: int = 0, end: int = 0, what: str = ""
+    ) -> Evidence:
+        return Evidence(
+            self.file,
+            line_no,
+            text,
+            start,
+            end or len(text),
+            f"{self.name}/{what}" if what else self.name,
+        )

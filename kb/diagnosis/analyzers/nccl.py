@@ -1,0 +1,291 @@
+"""Understanding `NCCL_DEBUG=INFO` output: who runs where, and how their bytes travel.
+
+From the structured INFO lines (`host:pid:tid [dev] NCCL INFO ...`) this builds the
+map of processes (host, address, NCCL version, rank in each communicator) and the
+transport of every channel, then derives what no single line says:
+- ranks on one node talking over the network transport (P2P and SHM disabled or
+  failing) -> nccl-p2p-failure;
+- different NCCL versions within one job -> nccl-missing-or-mismatch;
+- a virtual interface (or one address shared by several hosts) used across nodes
+  -> nccl-wrong-interface;
+- traffic between nodes over TCP sockets: a note, or nccl-ib-missing when the logs
+  also show the job is slow;
+- settings echoed by NCCL (`NCCL_P2P_DISABLE set by environment to 1`) as notes.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kb.diagnosis.analyzers.base import Analyzer, Facts, Finding, Report, Tap
+from kb.diagnosis.analyzers.nccl_lines import Channel, Proc, State, read
+from kb.diagnosis.model import Evidence, Note
+
+VIRTUAL_IFACE = re.compile(r"^(?:veth|docker|virbr|cni|flannel|br-|vxlan|tun|tap|ifb|lo$)")
+SLOW_NET_GBS = 20.0  # bus bandwidth below this is far from NVLink/IB speeds
+
+
+class NcclInfo(Analyzer):
+    name = "nccl"
+    taps = (
+        Tap("version", r"NCCL INFO NCCL version \d", cap=20_000),
+        Tap("iface", r"INFO (?:Bootstrap|NET/Socket|NET) ?: Using ", cap=20_000),
+        Tap("env", r"NCCL INFO [A-Z][A-Z0-9_]+ set by environment to", cap=20_000),
+        Tap("init", r"NCCL INFO (?:\w+ )?comm 0x[0-9a-fA-F]+ rank \d+ n[Rr]anks \d+", cap=50_000),
+        Tap("channel", r"NCCL INFO Channel \d+(?:/\d+)? : \d+\[[^\]]*\] -> \d+\[", cap=10_000),
+        Tap("network", r"NCCL INFO Using network \w+", cap=20_000),
+        Tap("busbw", r"#\s*Avg bus bandwidth\s*:", cap=1_000),
+        Tap(
+            "algbw", r"\b(?:alg|bus)bw\s*[:=]?\s*\d+(?:\.\d+)?\s*GB/s", ignore_case=True, cap=1_000
+        ),
+        Tap("tests-rank", r"#\s+Rank\s+\d+ (?:Group\s+\d+ )?Pid\s+\d+ on\s+\S+", cap=20_000),
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.s = State()
+
+    # ------------------------------------------------------------ reading
+
+    def feed(self, tap: str, line_no: int, text: str) -> None:
+        read(self.s, tap, line_no, text, self._ev)
+
+    def _ev(self, line_no: int, text: str, start: int, end: int) -> Evidence:
+        return self.evidence(line_no, text, start, end)
+
+    # ------------------------------------------------------------ judging
+
+    def _node(self, key: tuple[str, str]) -> tuple[str, str | None]:
+        proc = self.s.procs[key]
+        return proc.host, proc.addr
+
+    def same_node(self, k1: tuple[str, str], k2: tuple[str, str]) -> bool | None:
+        """True/False when the two processes are known to share a node or not."""
+        (h1, a1), (h2, a2) = self._node(k1), self._node(k2)
+        if h1 != h2:
+            return False
+        # one hostname with two addresses is two machines
+        return not (a1 and a2 and a1 != a2)
+
+    def nodes(self) -> set[tuple[str, str | None]]:
+        return {(p.host, p.addr) for p in self.s.procs.values()}
+
+    def finish(self, facts: Facts) -> Report:
+        report = Report()
+        if not self.s.procs and not self.s.bandwidth:
+            return report
+        hosts = {p.host for p in self.s.procs.values()}
+        facts["nccl_hosts"] = len(hosts)
+        self._versions(report)
+        intra_net, _ = self._transports(report, facts)
+        self._interfaces(report, multi_node=len(self.nodes()) > 1 and len(hosts) > 1)
+        self._env_notes(report, intra_net)
+        self._bandwidth(report, facts, intra_net)
+        self._sockets(report, facts)
+        return report
+
+    def _versions(self, report: Report) -> None:
+        by_comm: dict[str | None, dict[str, list[Proc]]] = {}
+        for proc in self.s.procs.values():
+            if proc.version:
+                by_comm.setdefault(proc.comm, {}).setdefault(proc.version[0], []).append(proc)
+        for comm, versions in by_comm.items():
+            if len(versions) < 2:
+                continue
+            if comm is None or comm.startswith("nranks="):
+                hosts = [{p.host for p in ps} for ps in versions.values()]
+                if any(a & b for i, a in enumerate(hosts) for b in hosts[i + 1 :]):
+                    continue  # without a communicator id, reruns on one host may differ
+            desc = "; ".join(
+                f"{v} on {', '.join(sorted({p.host for p in ps})[:4])}"
+                for v, ps in versions.items()
+            )
+            evidence = [ps[0].version[1] for ps in versions.values() if ps[0].version]
+            vs = sorted(versions)
+            report.findings.append(
+                Finding(
+                    "nccl-missing-or-mismatch",
+                    "nccl-versions-differ",
+                    0.85,
+                    f"ranks of one job run different NCCL versions: {desc}",
+                    evidence,
+                    {"nccl_versions": ", ".join(vs), "version_a": vs[0], "version_b": vs[-1]},
+                )
+            )
+            return
+
+    def _transports(self, report: Report, facts: Facts) -> tuple[list[Channel], list[Channel]]:
+        intra_net: list[Channel] = []
+        inter: list[Channel] = []
+        for ch in self.s.channels:
+            ch.comm = ch.comm or self.s.procs[ch.proc].comm  # old NCCL names it after
+            ka = self.s.ranks.get((ch.comm, ch.a))
+            kb = self.s.ranks.get((ch.comm, ch.b))
+            network = ch.via.startswith("NET") or ch.via.startswith("COLLNET")
+            if ka and kb:
+                same = self.same_node(ka, kb)
+            elif self.s.nnodes.get(ch.comm) == 1:
+                same = True
+            else:
+                same = None
+            if same and network:
+                intra_net.append(ch)
+            elif same is False:
+                inter.append(ch)
+        if intra_net:
+            ch = intra_net[0]
+            host = self.s.procs[ch.proc].host
+            report.findings.append(
+                Finding(
+                    "nccl-p2p-failure",
+                    "intra-node-over-network",
+                    0.85,
+                    f"ranks on the same node ({host}) exchange data through the network transport "
+                    f"({ch.via}) instead of NVLink/PCIe P2P or shared memory",
+                    [c.ev for c in _spread(intra_net)],
+                    {"host": host, "transport": ch.via},
+                )
+            )
+            facts["intra_node_network"] = True
+        sockets = [c for c in inter if "Socket" in c.via]
+        if inter and len(sockets) == len(inter):
+            facts["inter_node_sockets"] = sockets
+        return intra_net, inter
+
+    def _interfaces(self, report: Report, multi_node: bool) -> None:
+        self._duplicate_hostnames(report)
+        virtual = [(h, i, a, ev) for h, i, a, ev in self.s.ifaces if VIRTUAL_IFACE.match(i)]
+        if multi_node and virtual:
+            h, i, a, _ = virtual[0]
+            report.findings.append(
+                Finding(
+                    "nccl-wrong-interface",
+                    "virtual-interface-across-nodes",
+                    0.75,
+                    f"a multi-node job uses the virtual interface {i} ({a}) on {h}",
+                    [v[3] for v in virtual[:3]],
+                    {"iface": i, "address": a, "host": h},
+                )
+            )
+            return
+        if multi_node:
+            by_addr: dict[str, set[str]] = {}
+            for h, _i, a, _ev in self.s.ifaces:
+                by_addr.setdefault(a, set()).add(h)
+            shared = [a for a, hs in by_addr.items() if len(hs) > 1]
+            if shared:
+                ev = [x[3] for x in self.s.ifaces if x[2] == shared[0]][:3]
+                report.findings.append(
+                    Finding(
+                        "nccl-wrong-interface",
+                        "address-shared-by-hosts",
+                        0.8,
+                        f"different hosts use the same address {shared[0]}: NCCL picked an "
+                        "interface (a bridge or loopback) that is not the nodes' real network",
+                        ev,
+                        {"address": shared[0]},
+                    )
+                )
+
+    def _duplicate_hostnames(self, report: Report) -> None:
+        """One hostname whose processes use two addresses on one interface: two machines."""
+        seen: dict[tuple[str, str], dict[str, Evidence]] = {}
+        for host, iface, addr, ev in self.s.ifaces:
+            if not addr.startswith(("127.", "::1")):
+                seen.setdefault((host, iface), {}).setdefault(addr, ev)
+        for (host, iface), addrs in sorted(seen.items()):
+            if len(addrs) > 1:
+                a, b = sorted(addrs)[:2]
+                report.findings.append(
+                    Finding(
+                        "duplicate-hostname",
+                        "one-hostname-two-addresses",
+                        0.8,
+                        f"processes on '{host}' use two addresses on {iface} ({a}, {b}): two "
+                        "machines share the hostname, so NCCL takes them for one node",
+                        [addrs[a], addrs[b]],
+                        {"host": host, "address_a": a, "address_b": b},
+                    )
+                )
+                return
+
+    def _env_notes(self, report: Report, intra_net: list[Channel]) -> None:
+        env = self.s.env
+        for var in ("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_IB_DISABLE"):
+            val, ev = env.get(var, ("", None))
+            if val.strip(".") not in ("1", "true", "TRUE") or ev is None:
+                continue
+            report.notes.append(
+                Note(
+                    f"nccl-env-{var.lower()}",
+                    f"{var}={val.strip('.')} is set (NCCL says: set by environment)",
+                    [ev],
+                )
+            )
+            if var in ("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE"):
+                report.findings.append(
+                    Finding(
+                        "nccl-p2p-failure",
+                        f"{var.lower().replace('_', '-')}",
+                        0.5,
+                        f"{var}=1 turns off a fast intra-node path",
+                        [ev],
+                        {"setting": f"{var}=1"},
+                        alone=False,
+                    )
+                )
+
+    def _bandwidth(self, report: Report, facts: Facts, intra_net: list[Channel]) -> None:
+        bws = self.s.bandwidth
+        if not bws:
+            return
+        low = min(bws, key=lambda b: b[0])
+        facts["bus_bandwidth_gbs"] = low[0]
+        if low[0] >= SLOW_NET_GBS:
+            return
+        if intra_net:
+            report.findings.append(
+                Finding(
+                    "nccl-p2p-failure",
+                    "slow-intra-node-bandwidth",
+                    0.5,
+                    f"bandwidth between ranks on one node is only {low[0]:g} GB/s",
+                    [low[1]],
+                    {"bandwidth": f"{low[0]:g} GB/s"},
+                    alone=False,
+                )
+            )
+        if facts.get("inter_node_sockets"):
+            facts["slow"] = True
+
+    def _sockets(self, report: Report, facts: Facts) -> None:
+        """Traffic between nodes over sockets: a note, or nccl-ib-missing if the job is slow."""
+        sockets = facts.get("inter_node_sockets")
+        if not sockets:
+            return
+        ev = [c.ev for c in _spread(sockets)]
+        text = (
+            "traffic between nodes goes over TCP sockets (NET/Socket), not InfiniBand/RoCE (NET/IB)"
+        )
+        if facts.get("slow"):
+            report.findings.append(
+                Finding(
+                    "nccl-ib-missing",
+                    "inter-node-sockets-and-slow",
+                    0.6,
+                    text + ", and the job is slow",
+                    ev,
+                    {"transport": sockets[0].via},
+                )
+            )
+        else:
+            report.notes.append(Note("nccl-inter-node-sockets", text, ev))
+
+
+def _spread(channels: list[Channel]) -> list[Channel]:
+    """Up to three channels from different processes, for evidence."""
+    seen: dict[tuple[str, str], Channel] = {}
+    for c in channels:
+        seen.setdefault(c.proc, c)
+    picked = list(seen.values())[:3]
+    return picked or channels[:3]

@@ -1,0 +1,129 @@
+"""The structured lines of `NCCL_DEBUG=INFO` output, read into a map of the job.
+
+`read` takes one line (`host:pid:tid [dev] NCCL INFO ...`, or the shorter prefix of
+NCCL 2.3 and older) and records in a `State` what it says: a process's host, address
+and NCCL version, its rank in a communicator, a channel's transport, an environment
+setting NCCL echoed, a bandwidth figure. `kb.diagnosis.analyzers.nccl` judges the map.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kb.diagnosis.model import Evidence
+
+MakeEvidence = Callable[[int, str, int, int], Evidence]
+
+_PREFIX = re.compile(
+    r"(?:^|[\s\]>:])(?P<host>[A-Za-z0-9][\w.\-]*):(?P<pid>\d+):\d+ \[\d+\](?: \S+:\d+)? "
+    r"(?:NCCL )?(?:INFO|WARN) (?P<msg>.*)$"  # NCCL 2.3 and older print no "NCCL"
+)
+_VERSION = re.compile(r"^NCCL version (?P<v>\d+\.\d+\.\d+)\S*")
+_IFACE = re.compile(
+    r"^(?:Bootstrap|NET/Socket|NET) ?: Using (?:interface )?(?:\[\d+\])?"
+    r"(?P<iface>[\w.\-]+):(?P<addr>[^<\s]+)<"
+)
+_ENV = re.compile(r"^(?P<var>[A-Z][A-Z0-9_]+) set by environment to (?P<val>\S*?)\.?$")
+_INIT = re.compile(
+    r"^(?:\w+ )?comm 0x[0-9a-fA-F]+ rank (?P<rank>\d+) n[Rr]anks (?P<nranks>\d+)"
+    r"(?: nNodes (?P<nnodes>\d+))?(?:.*?commId (?P<commid>0x[0-9a-fA-F]+))?"
+)
+_CHANNEL = re.compile(
+    r"^Channel (?P<ch>\d+)(?:/\d+)? : (?P<a>\d+)\[[^\]]*\] -> (?P<b>\d+)\[[^\]]*\]"
+    r"(?: \[(?P<dir>send|receive)\])? via (?P<via>\S+)"
+)
+_NETWORK = re.compile(r"^Using network (?P<net>\w+)")
+_BUSBW = re.compile(r"#\s*Avg bus bandwidth\s*:\s*(?P<bw>\d+(?:\.\d+)?)")
+_ALGBW = re.compile(r"\b(?P<kind>alg|bus)bw\s*[:=]?\s*(?P<bw>\d+(?:\.\d+)?)\s*GB/s", re.I)
+_TESTS_RANK = re.compile(
+    r"#\s+Rank\s+(?P<rank>\d+) (?:Group\s+\d+ )?Pid\s+(?P<pid>\d+) on\s+(?P<host>\S+)"
+)
+
+
+@dataclass
+class Proc:
+    host: str
+    pid: str
+    addr: str | None = None
+    version: tuple[str, Evidence] | None = None
+    comm: str | None = None  # the communicator its latest lines belong to
+
+
+@dataclass
+class Channel:
+    comm: str | None
+    a: int
+    b: int
+    via: str
+    proc: tuple[str, str]
+    ev: Evidence
+
+
+@dataclass
+class State:
+    procs: dict[tuple[str, str], Proc] = field(default_factory=dict)
+    ranks: dict[tuple[str | None, int], tuple[str, str]] = field(default_factory=dict)
+    nnodes: dict[str | None, int] = field(default_factory=dict)
+    channels: list[Channel] = field(default_factory=list)
+    env: dict[str, tuple[str, Evidence]] = field(default_factory=dict)
+    ifaces: list[tuple[str, str, str, Evidence]] = field(default_factory=list)  # host, iface, addr
+    bandwidth: list[tuple[float, Evidence]] = field(default_factory=list)
+    networks: dict[str, Evidence] = field(default_factory=dict)
+
+
+def read(state: State, tap: str, line_no: int, text: str, ev: MakeEvidence) -> None:
+    """Add what one tapped line says to `state`."""
+    s = state
+    if tap in ("busbw", "algbw"):
+        m = (_BUSBW if tap == "busbw" else _ALGBW).search(text)
+        if m:
+            s.bandwidth.append((float(m["bw"]), ev(line_no, text, m.start(), m.end())))
+        return
+    if tap == "tests-rank":
+        m = _TESTS_RANK.search(text)
+        if m:
+            proc = s.procs.setdefault((m["host"], m["pid"]), Proc(m["host"], m["pid"]))
+            proc.comm = "nccl-tests"
+            s.ranks[("nccl-tests", int(m["rank"]))] = (proc.host, proc.pid)
+        return
+    m = _PREFIX.search(text)
+    if m is None:
+        return
+    key = (m["host"], m["pid"])
+    proc = s.procs.get(key) or s.procs.setdefault(key, Proc(*key))
+    msg, at = m["msg"], m.start("msg")
+    if tap == "channel":
+        c = _CHANNEL.match(msg)
+        if c:
+            e = ev(line_no, text, at + c.start("via"), at + c.end("via"))
+            s.channels.append(Channel(proc.comm, int(c["a"]), int(c["b"]), c["via"], key, e))
+    elif tap == "init":
+        c = _INIT.match(msg)
+        if c:
+            if c["commid"]:
+                proc.comm = c["commid"]
+            elif proc.comm is None or proc.comm.startswith("nranks="):
+                proc.comm = f"nranks={c['nranks']}"
+            s.ranks.setdefault((proc.comm, int(c["rank"])), key)
+            if c["nnodes"]:
+                s.nnodes[proc.comm] = int(c["nnodes"])
+    elif tap == "version":
+        c = _VERSION.match(msg)
+        if c and proc.version is None:
+            proc.version = (c["v"], ev(line_no, text, at + c.start("v"), at + c.end("v")))
+    elif tap == "iface":
+        c = _IFACE.match(msg)
+        if c:
+            proc.addr = proc.addr or c["addr"]
+            e = ev(line_no, text, at + c.start("iface"), at + c.end("iface"))
+            s.ifaces.append((proc.host, c["iface"], c["addr"], e))
+    elif tap == "env":
+        c = _ENV.match(msg)
+        if c and c["var"] not in s.env:
+            s.env[c["var"]] = (c["val"], ev(line_no, text, at, len(text)))
+    elif tap == "network":
+        c = _NETWORK.match(msg)
+        if c:
+            s.networks.setdefault(c["net"], ev(line_no, text, at, len(text)))

@@ -1,0 +1,246 @@
+"""The rules in the plain form the diagnosis needs, cached on disk by their content.
+
+Loading YAML, validating with pydantic and linting with networkx costs about half a
+second; a pasted log should be diagnosed in less. So the first run compiles the rules
+into plain data (`CompiledRules`) and writes it as JSON under `kb.paths.cache_dir()`,
+named by a hash of every rule file's bytes (and of this engine's format); later runs
+hash the files again (a few milliseconds), find the JSON and never import pydantic,
+yaml or networkx. Any change to a rule file gives a new key, so a stale cache is never
+used; a cache that cannot be written is simply not kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kb.matching import SignatureSpec, signature_spec
+
+FORMAT = "dlperf-compiled-rules/3"
+SKIP_FOLDERS = {"schema"}
+
+
+@dataclass
+class FixSpec:
+    id: str
+    title: str
+    steps: str = ""
+    commands: list[dict[str, Any]] = field(default_factory=list)  # {run, where}
+
+
+@dataclass
+class CauseSpec:
+    id: str
+    title: str
+    prior: float
+    symptoms: list[str]
+    fixes: list[str]
+    signatures: list[SignatureSpec]
+    generic: bool = False
+    area: str = ""
+
+
+@dataclass
+class SymptomSpec:
+    id: str
+    title: str
+    signatures: list[SignatureSpec]
+
+
+@dataclass
+class CompiledRules:
+    """Everything the diagnosis reads from the rules, as plain data."""
+
+    key: str
+    causes: dict[str, CauseSpec]
+    symptoms: dict[str, SymptomSpec]
+    fixes: dict[str, FixSpec]
+    plans: dict[bool, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def signatures(self) -> list[tuple[str, SignatureSpec]]:
+        """(rule id, signature) for every cause and symptom, in a stable order."""
+        out: list[tuple[str, SignatureSpec]] = []
+        nodes: list[CauseSpec | SymptomSpec] = [*self.causes.values(), *self.symptoms.values()]
+        for node in nodes:
+            out.extend((node.id, s) for s in node.signatures)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "key": self.key,
+            "causes": [_cause_json(c) for c in self.causes.values()],
+            "symptoms": [
+                {"id": s.id, "title": s.title, "signatures": [g.to_json() for g in s.signatures]}
+                for s in self.symptoms.values()
+            ],
+            "fixes": [vars(f) for f in self.fixes.values()],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CompiledRules:
+        if data.get("format") != FORMAT:
+            raise ValueError("compiled rules of another format")
+        causes = {}
+        for c in data["causes"]:
+            sigs = [SignatureSpec.from_json(s) for s in c["signatures"]]
+            causes[c["id"]] = CauseSpec(**{**c, "signatures": sigs})
+        symptoms = {
+            s["id"]: SymptomSpec(
+                s["id"], s["title"], [SignatureSpec.from_json(g) for g in s["signatures"]]
+            )
+            for s in data["symptoms"]
+        }
+        fixes = {f["id"]: FixSpec(**f) for f in data["fixes"]}
+        return cls(data["key"], causes, symptoms, fixes)
+
+
+def _cause_json(c: CauseSpec) -> dict[str, Any]:
+    out = dict(vars(c))
+    out["signatures"] = [s.to_json() for s in c.signatures]
+    return out
+
+
+def _en(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else str(getattr(value, "en", value))
+
+
+def from_kb(kb: Any, key: str = "") -> CompiledRules:
+    """Compile a loaded `KnowledgeBase` (pydantic models) into plain data."""
+    causes = {
+        cid: CauseSpec(
+            id=cid,
+            title=_en(c.title),
+            prior=float(c.prior),
+            symptoms=list(c.symptoms),
+            fixes=list(c.fixes),
+            signatures=[signature_spec(s) for s in c.signatures],
+            generic=bool(c.generic),
+            area=kb.area_of(cid) if hasattr(kb, "area_of") else "",
+        )
+        for cid, c in kb.causes.items()
+    }
+    symptoms = {
+        sid: SymptomSpec(sid, _en(s.title), [signature_spec(g) for g in s.signatures])
+        for sid, s in kb.symptoms.items()
+    }
+    fixes = {
+        fid: FixSpec(
+            fid,
+            _en(f.title),
+            _en(f.steps),
+            [{"run": c.run, "where": c.where} for c in f.commands],
+        )
+        for fid, f in kb.fixes.items()
+    }
+    return CompiledRules(key, causes, symptoms, fixes)
+
+
+# ---------------------------------------------------------------- the on-disk cache
+
+
+def rule_files(root: Path) -> list[Path]:
+    """The rule files under `root`, as `kb.loader` finds them (without importing it)."""
+    files: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel = Path(dirpath).relative_to(root)
+        if set(rel.parts) & SKIP_FOLDERS:
+            dirnames[:] = []
+            continue
+        files.extend(Path(dirpath) / n for n in filenames if n.endswith((".yaml", ".yml")))
+    return sorted(files)
+
+
+def rules_key(root: Path) -> str:
+    """A hash of every rule file's path and bytes, and of the compiled format."""
+    h = hashlib.blake2b(FORMAT.encode(), digest_size=16)
+    for path in rule_files(root):
+        h.update(str(path.relative_to(root)).encode("utf-8", "surrogateescape") + b"\0")
+        try:
+            h.update(path.read_bytes())
+        except OSError:
+            h.update(b"\0unreadable")
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def cache_path(key: str) -> Path:
+    from kb.paths import cache_dir
+
+    return cache_dir() / f"rules-{key}.json"
+
+
+def load_cached(root: Path) -> CompiledRules | None:
+    """The compiled rules for `root`'s current content, if a previous run cached them."""
+    key = rules_key(root)
+    try:
+        with open(cache_path(key), encoding="utf-8") as fh:
+            compiled = CompiledRules.from_json(json.load(fh))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return compiled if compiled.key == key else None
+
+
+def save(compiled: CompiledRules) -> None:
+    """Write the cache; a cache directory that cannot be written is not an error."""
+    target = cache_path(compiled.key)
+    with contextlib.suppress(OSError):
+        write_atomic(target, json.dumps(compiled.to_json()).encode("utf-8"))
+
+
+def write_atomic(target: Path, data: bytes) -> None:
+    """Write `data` to `target` so a concurrent reader never sees half a file."""
+    import tempfile
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def load_rules(root: Path | None = None) -> CompiledRules:
+    """The compiled rules: from the cache, or loaded, linted, compiled and cached.
+
+    Raises `kb.errors.UserError` when the rules have errors (as `kb.cli.common.load_kb`).
+    """
+    from kb.paths import rules_dir
+
+    root = root or rules_dir()
+    if not root.is_dir():
+        from kb.errors import UserError
+
+        raise UserError(f"rules directory not found: {root}")
+    cached = load_cached(root)
+    if cached is not None:
+        return cached
+    from kb.cli.common import load_kb
+
+    compiled = from_kb(load_kb(root), rules_key(root))
+    save(compiled)
+    return compiled
+
+
+def ensure_compiled(rules: Any) -> CompiledRules:
+    """`rules` as `CompiledRules`: a `KnowledgeBase` is compiled in memory (never
+    cached: it may hold only the valid part of a rule set that has errors)."""
+    if isinstance(rules, CompiledRules):
+        return rules
+    cached = getattr(rules, "__dict__", {}).get("_dlperf_compiled")
+    if cached is None:
+        cached = from_kb(rules)
+        with contextlib.suppress(AttributeError, TypeError):
+            rules.__dict__["_dlperf_compiled"] = cached  # the same KB object: compile once
+    return cached

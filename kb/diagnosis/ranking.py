@@ -1,0 +1,272 @@
+"""From fired signatures and analyzer findings to ranked causes with a confidence.
+
+A cause is considered when its rule *fires* (`kb.ruletests.fires`: one stand-alone
+signature, or two signatures together; analyzer findings count as signatures). Its
+confidence is a noisy-OR of its prior and its evidence:
+
+    confidence = 1 - (1 - prior) * prod(1 - w_i)
+
+where `w_i` is each signature's weight adjusted for where it fired: on a traceback's
+final exception line `1 - (1 - w)/2` (stronger), on an error line `w`, a warning
+`0.95 w`, an unmarked line `0.9 w`, an INFO/DEBUG line `0.8 w`; a signature whose
+lines are all lines of a stronger one counts half (it is not independent). A generic
+cause (`generic: true`) is scaled by 0.85 and, when a specific cause is also found,
+kept below it. A signature resting only on a generic word (`error`, `timeout`) never
+makes a diagnosis alone. Causes under `LIKELY` are not reported.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from kb.diagnosis.analyzers.base import Analyzer, Facts, Report
+from kb.diagnosis.compiled import CompiledRules
+from kb.diagnosis.lines import LEVEL_FACTOR, host_of, level_of, rank_of, time_of
+from kb.diagnosis.model import CauseResult, Diagnosis, Evidence, Note
+from kb.matching import SignatureResult, SignatureSpec
+
+LIKELY = 0.5
+GENERIC_SCALE = 0.85
+GENERIC_BELOW = 0.95
+EVIDENCE_PER_SIGNATURE = 3
+EVIDENCE_PER_CAUSE = 10
+GENERIC_WORDS = {
+    "error",
+    "errors",
+    "failed",
+    "failure",
+    "fail",
+    "warning",
+    "warn",
+    "timeout",
+    "timed out",
+    "exception",
+    "traceback",
+    "killed",
+    "abort",
+    "aborted",
+    "nccl",
+    "cuda",
+    "mpi",
+    "ssh",
+    "not found",
+    "denied",
+    "refused",
+    "hang",
+    "slow",
+}
+
+
+@dataclass
+class Piece:
+    """One independent piece of evidence for a rule: a signature or a finding."""
+
+    id: str
+    weight: float
+    alone: bool
+    evidence: list[Evidence]
+    params: dict[str, str]
+    note: str | None = None
+    rule: bool = True  # from a rule's signature (else from an analyzer)
+    effective: float = 0.0
+    why: str = ""
+
+
+def _generic_only(spec: SignatureSpec) -> bool:
+    for m in spec.matchers:
+        text = (
+            m.text
+            if m.type != "regex"
+            else re.sub(
+                r"\\.|\[[^\]]*\]|\(\?P?<\w+>|\(\?[a-z]*:?|[()?*+{}|^$.]|\d+,?\d*", "", m.pattern
+            )
+        )
+        text = text.strip().lower()
+        if text not in GENERIC_WORDS and len(text) >= 6:
+            return False
+    return True
+
+
+def _piece(rid: str, r: SignatureResult) -> Piece:
+    spec = r.signature
+    ev = [Evidence(h.file, h.line_no, h.text, h.start, h.end, f"{rid}/{spec.id}") for h in r.hits]
+    alone, weight = spec.alone, spec.weight
+    if _generic_only(spec):
+        alone, weight = False, min(weight, 0.3)
+    return Piece(spec.id, weight, alone, ev, dict(r.params), spec.note)
+
+
+def analyze(analyzers: list[Analyzer]) -> tuple[list[Report], Facts]:
+    facts: Facts = {}
+    return [a.finish(facts) for a in analyzers], facts
+
+
+def rank(
+    rules: CompiledRules,
+    results: dict[tuple[str, str], SignatureResult],
+    reports: list[Report],
+    facts: Facts,
+) -> Diagnosis:
+    diag = Diagnosis()
+    context = facts.get("context")
+    pieces: dict[str, list[Piece]] = {}
+    for (rid, _sid), r in results.items():
+        pieces.setdefault(rid, []).append(_piece(rid, r))
+    for report in reports:
+        for f in report.findings:
+            if f.cause in rules.causes:
+                pieces.setdefault(f.cause, []).append(
+                    Piece(f.id, f.weight, f.alone, f.evidence, dict(f.params), f.text, rule=False)
+                )
+            elif f.alone:
+                diag.notes.append(Note(f.id, f.text, f.evidence[:3]))
+        diag.notes.extend(report.notes)
+        diag.symptoms.extend(s for s in report.symptoms if s in rules.symptoms)
+
+    reported: dict[str, list[Piece]] = {}
+    for rid, ps in pieces.items():
+        if rid in rules.symptoms:
+            if _fires(ps):
+                diag.symptoms.append(rid)
+            continue
+        cause = rules.causes[rid]
+        if not _fires(ps):
+            _notes(diag, rid, ps)
+            continue
+        conf, why = _confidence(cause.prior, ps, context)
+        if cause.generic:
+            conf *= GENERIC_SCALE
+            why += f"; generic cause: x{GENERIC_SCALE}"
+        if conf < LIKELY:
+            _notes(diag, rid, ps)
+            continue
+        diag.causes.append(
+            CauseResult(rid, cause.title, conf, _evidence(ps), _params(ps), list(cause.fixes), why)
+        )
+        reported[rid] = ps
+
+    _order(diag, rules)
+    for c in diag.causes:
+        diag.symptoms.extend(rules.causes[c.id].symptoms)
+    diag.symptoms = list(dict.fromkeys(s for s in diag.symptoms if s in rules.symptoms))
+    diag.notes = list({n.id: n for n in diag.notes}.values())
+    diag.first_failure = first_failure(
+        [e for c in diag.causes for p in reported[c.id] for e in p.evidence], context
+    )
+    return diag
+
+
+def _fires(ps: list[Piece]) -> bool:
+    return any(p.alone for p in ps) or len(ps) >= 2
+
+
+def _notes(diag: Diagnosis, rid: str, ps: list[Piece]) -> None:
+    for p in ps:
+        if p.rule and p.note:
+            diag.notes.append(Note(f"{rid}/{p.id}", p.note, p.evidence[:EVIDENCE_PER_SIGNATURE]))
+
+
+def _confidence(prior: float, ps: list[Piece], context: Any) -> tuple[float, str]:
+    for p in ps:
+        best, where = 0.0, "plain"
+        for e in p.evidence[:20]:
+            level = level_of(e.text)
+            if (
+                level == "exception"
+                and context is not None
+                and context.in_traceback(e.file, e.line)
+            ):
+                w, lv = 1.0 - (1.0 - p.weight) / 2.0, "a traceback's final exception"
+            else:
+                w, lv = p.weight * LEVEL_FACTOR[level], f"{level} line"
+            if w > best:
+                best, where = w, lv
+        p.effective, p.why = best, where
+    ps.sort(key=lambda p: -p.effective)
+    seen: set[tuple[str, int]] = set()
+    miss = 1.0
+    parts = [f"prior {prior:.2f}"]
+    for p in ps:
+        lines = {(e.file, e.line) for e in p.evidence}
+        dependent = bool(lines) and lines <= seen
+        seen |= lines
+        w = p.effective * (0.5 if dependent else 1.0)
+        miss *= 1.0 - w
+        extra = ", same lines as stronger evidence: x0.5" if dependent else ""
+        parts.append(f"{p.id} (weight {p.weight:g} on {p.why}{extra}: {w:.2f})")
+    conf = 1.0 - (1.0 - prior) * miss
+    return conf, "; ".join(parts) + f" -> {conf:.2f}"
+
+
+def _evidence(ps: list[Piece]) -> list[Evidence]:
+    out: list[Evidence] = []
+    seen: set[tuple[str, int]] = set()
+    for p in ps:
+        for e in p.evidence[:EVIDENCE_PER_SIGNATURE]:
+            if (e.file, e.line) not in seen:
+                seen.add((e.file, e.line))
+                out.append(e)
+    return out[:EVIDENCE_PER_CAUSE]
+
+
+def _params(ps: list[Piece]) -> dict[str, str]:
+    params: dict[str, str] = {}
+    for p in ps:
+        for k, v in p.params.items():
+            params.setdefault(k, v)
+    top = ps[0].evidence[0] if ps and ps[0].evidence else None
+    if top is not None:
+        host, rank = host_of(top.text), rank_of(top.text, top.file)
+        if host and "host" not in params:
+            params["host"] = host
+        if rank is not None and "rank" not in params:
+            params["rank"] = str(rank)
+    return params
+
+
+def _order(diag: Diagnosis, rules: CompiledRules) -> None:
+    specific = [c.confidence for c in diag.causes if not rules.causes[c.id].generic]
+    if specific:
+        cap = GENERIC_BELOW * min(specific)
+        kept = []
+        for c in diag.causes:
+            if rules.causes[c.id].generic and c.confidence > cap:
+                c.explanation += f"; a specific cause is also found: capped at {cap:.2f}"
+                c.confidence = cap
+            if c.confidence >= LIKELY:
+                kept.append(c)
+        diag.causes = kept
+    diag.causes.sort(key=lambda c: (rules.causes[c.id].generic, -c.confidence, c.id))
+
+
+def first_failure(evidence: list[Evidence], context: Any) -> dict[str, Any] | None:
+    """The earliest failing line across the logs, when times (or the launcher) say so."""
+    if context is not None and context.root_cause:
+        rc = dict(context.root_cause)
+        return {
+            "file": rc.get("file"),
+            "line": rc.get("line"),
+            "host": rc.get("host"),
+            "rank": rc.get("rank"),
+            "time": rc.get("time"),
+        }
+    timed = []
+    for e in evidence:
+        stamp = time_of(e.text)
+        if stamp is not None:
+            timed.append((stamp.sort_key, e, stamp.text))
+    if not timed:
+        return None
+    who = {(e.file, host_of(e.text), rank_of(e.text, e.file)) for _, e, _ in timed}
+    if len(who) < 2:
+        return None
+    _, e, when = min(timed, key=lambda t: (t[0], t[1].file, t[1].line))
+    return {
+        "file": e.file,
+        "line": e.line,
+        "host": host_of(e.text),
+        "rank": rank_of(e.text, e.file),
+        "time": when,
+    }

@@ -1,0 +1,205 @@
+"""Reading logs as a stream of large blocks of whole lines, whatever the input holds.
+
+A log may be gigabytes, gzip-compressed (whatever its name), standard input, full of
+ANSI colour codes and CRLF line ends, invalid UTF-8, or one 100 MB line without a
+newline. The diagnosis never holds a whole log: it reads blocks of about
+`CHUNK` bytes that end at a line end. Here is also what a *line* is, for the fast and
+the reference paths alike: the bytes up to `\\n`, ANSI codes removed, trailing `\\r`
+removed, cut to its first `MAX_LINE` bytes, decoded as UTF-8 with invalid bytes
+replaced. Inputs that cannot be read raise `InputError` with a one-line message.
+"""
+
+from __future__ import annotations
+
+import errno
+import gzip
+import io
+import os
+import re
+import sys
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import BinaryIO
+
+CHUNK = 1 << 20
+MAX_LINE = 64 * 1024
+_BINARY_SAMPLE = 64 * 1024
+
+_ANSI_B = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\n]*\x07")
+_CR_B = re.compile(rb"\r+\n")
+# bytes that never occur in text (NUL is left out: truncated logs start with NUL runs)
+_CONTROL = (
+    bytes(range(1, 9)) + bytes([0x0E, 0x0F]) + bytes(range(0x10, 0x1B)) + b"\x1c\x1d\x1e\x1f\x7f"
+)
+
+
+class InputError(Exception):
+    """An input that cannot be diagnosed; the message is one line for the user."""
+
+
+@dataclass
+class Block:
+    """Whole lines (each ending in `\\n`), cleaned of ANSI codes and `\\r` line ends:
+    the bytes `data[lo:hi]` (a region of the bytes read, so that no megabyte is copied)."""
+
+    data: bytes
+    lo: int
+    hi: int
+    first_line: int  # the 1-based number of the block's first line
+    lines: int  # how many lines it holds
+    raw_bytes: int  # input bytes it stands for
+
+    def view(self) -> memoryview:
+        return memoryview(self.data)[self.lo : self.hi]
+
+
+def _block(data: bytes, lo: int, hi: int, line_no: int, raw: int) -> Block:
+    """A block over `data[lo:hi]`, cleaned (copied) only when it holds ANSI codes or CRs."""
+    if data.find(b"\x1b", lo, hi) >= 0 or data.find(b"\r", lo, hi) >= 0:
+        data = _clean(data[lo:hi])
+        lo, hi = 0, len(data)
+    return Block(data, lo, hi, line_no, data.count(b"\n", lo, hi), raw)
+
+
+def display_name(name: str) -> str:
+    return "-" if name == "-" else name
+
+
+def open_input(name: str) -> BinaryIO:
+    """A binary stream over a file, a `.gz` file (by content, not name) or stdin (`-`)."""
+    if name == "-":
+        stream: BinaryIO = sys.stdin.buffer
+    else:
+        try:
+            if os.path.isdir(name):
+                raise InputError(f"{name}: is a directory (give the log files in it)")
+            stream = open(name, "rb")  # noqa: SIM115 - closed by the caller
+        except InputError:
+            raise
+        except OSError as exc:
+            raise InputError(f"{name}: {_os_reason(exc)}") from None
+    head = _peek(stream, 2)
+    if head == b"\x1f\x8b":
+        gz = gzip.GzipFile(fileobj=stream, mode="rb")
+        if name != "-":
+            gz.myfileobj = stream  # type: ignore[assignment]  # close() closes the file too
+        return gz  # type: ignore[return-value]
+    return stream
+
+
+def _peek(stream: BinaryIO, n: int) -> bytes:
+    peek = getattr(stream, "peek", None)
+    if peek is not None:
+        try:
+            return bytes(peek(n)[:n])
+        except (OSError, ValueError):
+            return b""
+    return b""
+
+
+def _os_reason(exc: OSError) -> str:
+    if exc.errno == errno.ENOENT:
+        return "no such file"
+    if exc.errno == errno.EACCES:
+        return "permission denied"
+    if exc.errno == errno.EISDIR:
+        return "is a directory (give the log files in it)"
+    return exc.strerror or str(exc)
+
+
+def _clean(data: bytes) -> bytes:
+    if b"\x1b" in data:
+        data = _ANSI_B.sub(b"", data)
+    if b"\r" in data:
+        data = _CR_B.sub(b"\n", data)
+    return data
+
+
+def looks_binary(sample: bytes) -> bool:
+    """True for data that is not a text log (an executable, an image, a tarball)."""
+    text = sample.replace(b"\0", b"")
+    if len(text) < 32:
+        return False
+    controls = len(text) - len(text.translate(None, _CONTROL))
+    return controls > 0.1 * len(text)
+
+
+def _read(stream: BinaryIO, n: int, name: str) -> bytes:
+    try:
+        return stream.read(n)
+    except (OSError, EOFError, zlib.error) as exc:
+        if isinstance(exc, gzip.BadGzipFile | EOFError | zlib.error):
+            raise InputError(f"{name}: damaged gzip data ({exc})") from None
+        raise InputError(f"{name}: {_os_reason(exc)}") from None
+
+
+def blocks(stream: BinaryIO, name: str, chunk: int | None = None) -> Iterator[Block]:
+    """The input as blocks of whole, cleaned lines; lines over `MAX_LINE` bytes are cut."""
+    chunk = chunk or CHUNK
+    carry = b""  # the start of a line that continues in the next read
+    skipping = False  # inside an over-long line whose start was already kept
+    line_no = 1
+    first = True
+    while True:
+        data = _read(stream, chunk, name)
+        if first:
+            first = False
+            if looks_binary(data[:_BINARY_SAMPLE]):
+                raise InputError(f"{name}: binary data, not a text log")
+        if not data:
+            break
+        raw, start = len(data), 0
+        if skipping:
+            i = data.find(b"\n")
+            if i < 0:
+                yield Block(b"", 0, 0, line_no, 0, raw)
+                continue
+            start, skipping = i + 1, False
+        last = data.rfind(b"\n", start)
+        if last < 0:
+            carry += data[start:]
+            if len(carry) > MAX_LINE:
+                head = carry[:MAX_LINE] + b"\n"
+                carry, skipping = b"", True
+                block = _block(head, 0, len(head), line_no, raw)
+            else:
+                block = Block(b"", 0, 0, line_no, 0, raw)
+            line_no += block.lines
+            yield block
+            continue
+        if carry:  # the line that started in the previous read, as a block of its own
+            i = data.find(b"\n", start)
+            head = carry + data[start : i + 1]
+            if len(head) > MAX_LINE + 1:
+                head = head[:MAX_LINE] + b"\n"
+            block = _block(head, 0, len(head), line_no, 0)
+            line_no += block.lines
+            yield block
+            carry, start = b"", i + 1
+        block = _block(data, start, last + 1, line_no, raw)
+        line_no += block.lines
+        yield block
+        carry = data[last + 1 :]
+    if carry and not skipping:
+        head = carry[:MAX_LINE] + b"\n"
+        yield _block(head, 0, len(head), line_no, 0)
+
+
+def decode_line(raw: bytes) -> str:
+    """One line of a block (without its `\\n`) as text."""
+    return raw[:MAX_LINE].decode("utf-8", "replace")
+
+
+def iter_lines(block: Block) -> Iterator[tuple[int, int, str]]:
+    """(line number, offset in `block.data`, text) for every line: the simple way."""
+    n, pos, data = block.first_line, block.lo, block.data
+    while pos < block.hi:
+        end = data.find(b"\n", pos, block.hi)
+        yield n, pos, decode_line(data[pos:end])
+        n, pos = n + 1, end + 1
+
+
+def text_stream(text: str) -> BinaryIO:
+    """A pasted text as an input stream."""
+    return io.BytesIO(text.encode("utf-8", "surrogatepass"))

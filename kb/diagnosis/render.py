@@ -1,0 +1,95 @@
+"""A diagnosis as text for people: ranked causes, the lines that prove them (the
+matching part marked), the values found, and the fixes with those values filled in.
+"""
+
+from __future__ import annotations
+
+from kb.diagnosis.compiled import CompiledRules
+from kb.diagnosis.model import Diagnosis, Evidence
+from kb.diagnosis.ranking import LIKELY
+from kb.placeholders import fill_text, show_command
+
+SHOWN_WIDTH = 160
+
+
+class Style:
+    def __init__(self, color: bool) -> None:
+        self.color = color
+
+    def _wrap(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
+
+    def bold(self, text: str) -> str:
+        return self._wrap("1", text)
+
+    def dim(self, text: str) -> str:
+        return self._wrap("2", text)
+
+    def mark(self, text: str) -> str:
+        return self._wrap("1;31", text) if self.color else f">>{text}<<"
+
+
+def _line(e: Evidence, style: Style) -> str:
+    text, start, end = e.shown(SHOWN_WIDTH)
+    text = text.replace("\t", " ")
+    if 0 <= start < end <= len(text) and (start, end) != (0, len(text)):
+        text = text[:start] + style.mark(text[start:end]) + text[end:]
+    return f"{style.dim(f'{e.file}:{e.line}')}  {text}"
+
+
+def render(
+    diag: Diagnosis, rules: CompiledRules, *, explain: bool = False, color: bool = False
+) -> str:
+    st = Style(color)
+    s = diag.stats
+    out = [
+        st.dim(
+            f"{s.files} file(s), {s.lines:,} lines, {s.bytes / 1e6:,.1f} MB in {s.seconds:.2f} s"
+        )
+    ]
+    if diag.cancelled:
+        out.append("(stopped before the end: the result covers what was read)")
+    if not diag.causes:
+        out.append("")
+        out.append("No known problem found in these logs.")
+    for i, c in enumerate(diag.causes, start=1):
+        out.append("")
+        out.append(st.bold(f"{i}. {c.title}") + f"  [{c.id}, confidence {c.confidence:.2f}]")
+        if c.evidence:
+            out.append("   Evidence:")
+            out.extend("     " + _line(e, st) for e in c.evidence)
+        if c.params:
+            values = "  ".join(f"{k}={v}" for k, v in c.params.items())
+            out.append(f"   Values: {values}")
+        for fid in c.fixes:
+            fix = rules.fixes.get(fid)
+            if fix is None:
+                out.append(f"   Fix: {fid}")
+                continue
+            out.append(f"   Fix: {fill_text(fix.title, c.params)}  ({fid})")
+            for cmd in fix.commands:
+                where = f"   # {cmd['where']}" if cmd.get("where") else ""
+                out.append(f"     $ {show_command(cmd['run'], c.params)}{st.dim(where)}")
+        if explain and c.explanation:
+            out.append(f"   Why: {c.explanation}")
+    if diag.symptoms:
+        out.append("")
+        out.append("Symptoms: " + ", ".join(diag.symptoms))
+    if diag.first_failure:
+        ff = diag.first_failure
+        who = ", ".join(f"{k} {ff[k]}" for k in ("host", "rank", "time") if ff.get(k) is not None)
+        out.append(
+            f"First failure: {ff.get('file')}:{ff.get('line')}" + (f" ({who})" if who else "")
+        )
+    if diag.notes:
+        out.append("")
+        out.append("Notes (observations, not failures):")
+        for n in diag.notes:
+            where = f" ({n.evidence[0].file}:{n.evidence[0].line})" if n.evidence else ""
+            out.append(f"  - {n.text}{st.dim(where)}")
+    for err in diag.errors:
+        out.append(f"error: {err['error']}")
+    if explain:
+        out.append("")
+        out.append(st.dim(f"Causes are listed when their confidence is at least {LIKELY}."))
+    return "\n".join(out) + "\n"

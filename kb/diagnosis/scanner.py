@@ -1,0 +1,282 @@
+"""Finding the few lines worth a closer look in megabytes of log, at automaton speed.
+
+Two levels per block of about 1 MB:
+1. one multi-pattern automaton over the whole block says *which* patterns occur in it
+   at all: hyperscan in block mode with `HS_FLAG_SINGLEMATCH` (each pattern reported
+   at most once, so a pattern that matches every line costs one callback, not a
+   million); patterns hyperscan refuses (or every pattern, where hyperscan is not
+   installed) go to a google-re2 `Set`;
+2. for each pattern that occurred *and* still has a consumer that wants lines (a
+   signature with fewer than its maximum hits, an analyzer below its cap), RE2 with
+   `never_nl` lists the lines it matches.
+The result is a superset of the lines any matcher could fire on; `kb.matching`
+confirms each one. The compiled hyperscan database is cached on disk by its patterns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import re2
+
+from kb.diagnosis.reader import Block
+
+_PUNCT = set("\\.^$|?*+()[]{}-/#&~!\"%',:;<=>@`")
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A prefilter pattern in RE2 syntax; hyperscan gets it when `hs_ok`."""
+
+    regex: str
+    caseless: bool = False
+    lazy: bool = False  # matches most lines: scanned for only while a consumer wants it
+
+    @property
+    def hs_ok(self) -> bool:
+        r = self.regex
+        return r.isascii() and "\\p" not in r and "\\P" not in r and "(?U" not in r
+
+
+def literal(text: str) -> str:
+    """`text` as a regex that matches it literally (RE2 and hyperscan alike)."""
+    out = []
+    for ch in text:
+        if ch in _PUNCT:
+            out.append("\\" + ch)
+        elif ch.isascii() and not ch.isprintable():
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _options(caseless: bool) -> re2.Options:
+    opts = re2.Options()
+    opts.log_errors = False
+    opts.never_nl = True
+    opts.case_sensitive = not caseless
+    return opts
+
+
+class Scanner:
+    """Candidate lines of a block for a fixed list of patterns."""
+
+    def __init__(self, patterns: Sequence[Pattern], use_hyperscan: bool = True) -> None:
+        self.patterns = list(patterns)
+        self._line_rx: dict[int, re2._Regexp | None] = {}  # compiled when first needed
+        self.hs_db: Any = None
+        self.hs_lazy: Any = None
+        hs_ids: list[int] = []
+        lazy_ids: list[int] = []
+        if use_hyperscan:
+            eager = [i for i, p in enumerate(self.patterns) if not p.lazy]
+            self.hs_db, hs_ids = _hyperscan_db(self.patterns, eager)
+            lazy = [i for i, p in enumerate(self.patterns) if p.lazy]
+            self.hs_lazy, lazy_ids = _hyperscan_db(self.patterns, lazy)
+        self._lazy_ids = lazy_ids
+        taken = self._hs_ids = set(hs_ids) | set(lazy_ids)
+        self._line_dbs: dict[int, Any] = {}
+        self._set_ids: list[int] = []
+        self._set = None
+        rest = [i for i in range(len(self.patterns)) if i not in taken]
+        if rest:
+            self._set = re2.Set.SearchSet(_options(False))
+            for i in rest:
+                p = self.patterns[i]
+                flags = b"(?mi)" if p.caseless else b"(?m)"
+                try:
+                    self._set.Add(flags + p.regex.encode())
+                except re2.error:
+                    continue  # lint rejects these; never a candidate
+                self._set_ids.append(i)
+            if self._set_ids:
+                self._set.Compile()
+            else:
+                self._set = None
+
+    def line_rx(self, pid: int) -> re2._Regexp | None:
+        """The pattern as a per-line RE2 (`never_nl`): compiled on first use."""
+        if pid in self._line_rx:
+            return self._line_rx[pid]
+        p = self.patterns[pid]
+        try:
+            rx = re2.compile(b"(?m)" + p.regex.encode("utf-8"), _options(p.caseless))
+        except re2.error:
+            rx = None
+        if rx is not None and rx.search(b"") is not None:
+            rx = re2.compile(b"(?m)^", _options(False))  # matches every line
+        self._line_rx[pid] = rx
+        return rx
+
+    @property
+    def engine(self) -> str:
+        if self.hs_db is not None:
+            return "hyperscan" + ("+re2" if self._set_ids else "")
+        return "re2"
+
+    def present(self, data: bytes | memoryview, wanted: Callable[[int], bool] = bool) -> set[int]:
+        """Level 1: the ids of the patterns that occur somewhere in `data` (the lazy
+        patterns only while one of them is `wanted`)."""
+        found: set[int] = set()
+        if not len(data):
+            return found
+
+        def on_match(pid: int, _from: int, _to: int, _flags: int, _ctx: object) -> None:
+            found.add(pid)
+
+        if self.hs_db is not None:
+            self.hs_db.scan(data, match_event_handler=on_match)
+        if self.hs_lazy is not None and any(wanted(i) for i in self._lazy_ids):
+            self.hs_lazy.scan(data, match_event_handler=on_match)
+        if self._set is not None:
+            found.update(self._set_ids[i] for i in self._set.Match(data) or ())
+        return found
+
+    def candidates(
+        self, block: Block, wanted: Callable[[int], bool]
+    ) -> list[tuple[int, int, set[int]]]:
+        """Level 2: (line number, offset of the line in the block, pattern ids) for each
+        line that a wanted pattern matches, in line order."""
+        data = block.data
+        by_start: dict[int, set[int]] = {}
+        for pid in self.present(block.view(), wanted):
+            if wanted(pid):
+                for start in self._line_starts(pid, block):
+                    by_start.setdefault(start, set()).add(pid)
+        out = []
+        line_no, at = block.first_line, block.lo
+        for start in sorted(by_start):
+            line_no += data.count(b"\n", at, start)
+            at = start
+            out.append((line_no, start, by_start[start]))
+        return out
+
+    def _line_starts(self, pid: int, block: Block) -> list[int]:
+        """Offsets (in `block.data`) of the block's lines where pattern `pid` matches."""
+        data, lo, hi = block.data, block.lo, block.hi
+        db = self._line_db(pid)
+        starts: list[int] = []
+        if db is not None:
+            span = [0, -1]  # the line last reported: [start, end]
+
+            def on_match(_id: int, _from: int, to: int, _flags: int, _ctx: object) -> None:
+                pos = lo + (to - 1 if to > 0 else 0)
+                if span[0] <= pos <= span[1]:
+                    return
+                start = data.rfind(b"\n", lo, pos) + 1 or lo
+                end = data.find(b"\n", pos, hi)
+                span[0], span[1] = start, (hi if end < 0 else end)
+                starts.append(start)
+
+            db.scan(block.view(), match_event_handler=on_match)
+            return starts
+        rx = self.line_rx(pid)
+        if rx is None:
+            return starts
+        for m in rx.finditer(data, lo, hi):
+            start = data.rfind(b"\n", lo, m.start()) + 1 or lo
+            if start < hi and (not starts or starts[-1] != start):
+                starts.append(start)
+        return starts
+
+    def _line_db(self, pid: int) -> Any:
+        """A hyperscan database of the one pattern, reporting every match (lazily built)."""
+        if pid in self._line_dbs:
+            return self._line_dbs[pid]
+        db = None
+        p = self.patterns[pid]
+        if pid in self._hs_ids:
+            import hyperscan
+
+            flags = hyperscan.HS_FLAG_MULTILINE | (hyperscan.HS_FLAG_CASELESS if p.caseless else 0)
+            db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            try:
+                db.compile(expressions=[p.regex.encode()], ids=[pid], elements=1, flags=[flags])
+            except Exception:  # hyperscan.error: leave this pattern to RE2
+                db = None
+        self._line_dbs[pid] = db
+        return db
+
+
+def line_at(data: bytes, start: int) -> bytes:
+    end = data.find(b"\n", start)
+    return data[start : end if end >= 0 else len(data)]
+
+
+# ---------------------------------------------------------------- hyperscan, cached
+
+
+def _hyperscan_db(patterns: Sequence[Pattern], subset: Sequence[int]) -> tuple[Any, list[int]]:
+    try:
+        import hyperscan
+    except ImportError:
+        return None, []
+    ids = [i for i in subset if patterns[i].hs_ok]
+    if not ids:
+        return None, []
+    base = hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_MULTILINE
+    flags = [base | (hyperscan.HS_FLAG_CASELESS if patterns[i].caseless else 0) for i in ids]
+    exprs = [patterns[i].regex.encode() for i in ids]
+    key = hashlib.blake2b(digest_size=16)
+    key.update(repr((getattr(hyperscan, "__version__", "?"), ids, exprs, flags)).encode())
+    cached = _load_db(hyperscan, key.hexdigest())
+    if cached is not None:
+        db, kept = cached
+        return db, kept
+    kept = []
+    kept_exprs, kept_flags = [], []
+    for i, e, f in zip(ids, exprs, flags, strict=True):
+        if _compiles(hyperscan, e, f):
+            kept.append(i)
+            kept_exprs.append(e)
+            kept_flags.append(f)
+    if not kept:
+        return None, []
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    try:
+        db.compile(expressions=kept_exprs, ids=kept, elements=len(kept), flags=kept_flags)
+    except hyperscan.error:
+        return None, []
+    _save_db(hyperscan, key.hexdigest(), db, kept)
+    return db, kept
+
+
+def _compiles(hyperscan: object, expr: bytes, flag: int) -> bool:
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)  # type: ignore[attr-defined]
+    try:
+        db.compile(expressions=[expr], ids=[0], elements=1, flags=[flag])
+    except Exception:  # hyperscan.error and friends: this pattern goes to RE2
+        return False
+    return True
+
+
+def _db_path(key: str) -> object:
+    from kb.paths import cache_dir
+
+    return cache_dir() / f"scan-{key}.hsdb"
+
+
+def _load_db(hyperscan: object, key: str) -> tuple[object, list[int]] | None:
+    path = _db_path(key)
+    try:
+        raw = path.read_bytes()  # type: ignore[attr-defined]
+        head, _, body = raw.partition(b"\n")
+        kept = [int(x) for x in head.split(b",") if x]
+        db = hyperscan.loadb(body, hyperscan.HS_MODE_BLOCK)  # type: ignore[attr-defined]
+        db.scratch = hyperscan.Scratch(db)  # type: ignore[attr-defined]
+    except Exception:  # no cache, or one from another hyperscan or CPU: rebuild
+        return None
+    return db, kept
+
+
+def _save_db(hyperscan: object, key: str, db: object, kept: list[int]) -> None:
+    from kb.diagnosis.compiled import write_atomic
+
+    with contextlib.suppress(Exception):
+        body = hyperscan.dumpb(db)  # type: ignore[attr-defined]
+        write_atomic(_db_path(key), ",".join(map(str, kept)).encode() + b"\n" + body)  # type: ignore[arg-type]

@@ -1,0 +1,387 @@
+"""Running checks on a user's node over SSH, with paramiko.
+
+The only module that imports paramiko, and only when a connection is made (the import
+costs about 0.2 s, which `dlperf-help diagnose` should not pay).  One connection per
+host carries every check (a new channel costs ~3 ms; a new connection a key exchange);
+`TCP_NODELAY` is set because SSH's small request/answer packets otherwise wait on
+Nagle's algorithm (auth went from 49 to 6 ms with it).  Host keys are checked like
+OpenSSH's `StrictHostKeyChecking=yes`, or `accept-new` when the user asks; secrets are
+asked through a callback and never kept or logged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kb.hosts import Target
+from kb.runners.base import CommandResult, Job, OnResult, Unreachable, cancelled_result
+from kb.runners.sshexec import run_lanes
+from kb.runners.sshnet import (
+    append_known_host,
+    fingerprint,
+    known_hosts_name,
+    negotiation_error,
+    open_socket,
+)
+
+AskSecret = Callable[[str], "str | None"]  # prompt -> answer (None: do not ask / gave up)
+DEFAULT_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
+
+
+def load_ssh_config(path: Path) -> Callable[[str], dict[str, Any]]:
+    """`Host` lookups in an OpenSSH client config file (aliases, HostName, Port, ...)."""
+    import paramiko
+
+    try:
+        config = paramiko.SSHConfig.from_path(str(path))
+    except OSError as exc:
+        raise OSError(f"{path}: cannot read the SSH config ({exc.strerror})") from exc
+    except Exception as exc:  # paramiko raises ConfigParseError and friends
+        raise ValueError(f"{path}: cannot parse the SSH config ({exc})") from exc
+    return config.lookup
+
+
+@dataclass
+class SSHOptions:
+    """What every connection of a run shares: trust, credentials, limits."""
+
+    known_hosts: Path = field(default_factory=lambda: Path.home() / ".ssh" / "known_hosts")
+    accept_new_host_keys: bool = False
+    identity_files: list[Path] = field(default_factory=list)  # -i, tried first
+    connect_timeout: float = 10.0
+    ask_secret: AskSecret | None = None  # None: never prompt (BatchMode, --json)
+    use_agent: bool = True
+
+
+class Session:
+    """State shared by every host of one run: known_hosts, loaded keys, jump hosts."""
+
+    def __init__(self, options: SSHOptions) -> None:
+        self.options = options
+        self._lock = threading.Lock()
+        self._known: Any = None
+        self._keys: dict[Path, Any] = {}
+        self._key_errors: dict[Path, str] = {}
+        self._jumps: dict[tuple[str, str, int], SSHRunner] = {}
+
+    # ---------------------------------------------------------------- host keys
+
+    def verify_host_key(self, name: str, key: Any) -> None:
+        """Refuse a changed key always, an unknown one unless accept-new (then record it)."""
+        opts = self.options
+        with self._lock:
+            known = self._hosts().lookup(name)
+            offered = f"{key.get_name()} {fingerprint(key)}"
+            if known is not None and key.get_name() in known:
+                if known[key.get_name()] == key:
+                    return
+                raise Unreachable(
+                    "changed-host-key",
+                    f"WARNING: the host key of {name} has CHANGED (known_hosts: "
+                    f"{fingerprint(known[key.get_name()])}, offered: {offered}); someone may be "
+                    f"intercepting the connection, or the node was reinstalled. Refusing. If the "
+                    f"change is expected: ssh-keygen -R '{name}' -f {opts.known_hosts}",
+                )
+            if known is not None:
+                raise Unreachable(
+                    "changed-host-key",
+                    f"WARNING: {name} offered a {key.get_name()} key but {opts.known_hosts} "
+                    f"knows it by {', '.join(known.keys())} only; refusing (possible impersonation)",
+                )
+            if not opts.accept_new_host_keys:
+                raise Unreachable(
+                    "unknown-host-key",
+                    f"unknown host key for {name} ({offered}), not in {opts.known_hosts}; check "
+                    f"it, then rerun with --accept-new-host-keys to record it",
+                )
+            self._known.add(name, key.get_name(), key)
+            append_known_host(opts.known_hosts, f"{name} {key.get_name()} {key.get_base64()}")
+
+    def known_key_types(self, name: str) -> list[str]:
+        with self._lock:
+            known = self._hosts().lookup(name)
+        return list(known.keys()) if known else []
+
+    def _hosts(self) -> Any:
+        """known_hosts, read once per run (call with the lock held)."""
+        import paramiko
+
+        if self._known is None:
+            self._known = paramiko.HostKeys()
+            if self.options.known_hosts.is_file():
+                self._known.load(str(self.options.known_hosts))
+        return self._known
+
+    # ---------------------------------------------------------------- private keys
+
+    def key(self, path: Path) -> Any:
+        """A private key, loaded once for all hosts (its passphrase asked once, then dropped)."""
+        import paramiko
+
+        with self._lock:
+            if path in self._keys or path in self._key_errors:
+                return self._keys.get(path)
+            try:
+                self._keys[path] = paramiko.PKey.from_path(str(path))
+            except TypeError as exc:
+                if "password" not in str(exc).lower():
+                    self._key_errors[path] = f"{path}: {exc}"
+                else:
+                    self._unlock(path)
+            except (OSError, ValueError, paramiko.SSHException) as exc:
+                self._key_errors[path] = f"{path}: cannot load the key ({exc})"
+            return self._keys.get(path)
+
+    def _unlock(self, path: Path) -> None:
+        import paramiko
+
+        ask = self.options.ask_secret
+        if ask is None:
+            self._key_errors[path] = f"{path} needs a passphrase (not asked in batch/--json mode)"
+            return
+        for _ in range(3):
+            secret = ask(f"Enter passphrase for key '{path}': ")
+            if not secret:
+                break
+            try:
+                self._keys[path] = paramiko.PKey.from_path(str(path), secret.encode())
+                return
+            except (TypeError, ValueError, paramiko.SSHException):
+                continue
+        self._key_errors[path] = f"{path}: wrong or no passphrase"
+
+    def key_error(self, path: Path) -> str | None:
+        return self._key_errors.get(path)
+
+    # ---------------------------------------------------------------- jump hosts
+
+    def jump(self, target: Target) -> SSHRunner:
+        """One shared, connected runner per jump host (many nodes behind one bastion)."""
+        ident = (target.user, target.hostname, target.port)
+        with self._lock:
+            runner = self._jumps.get(ident)
+            if runner is None:
+                runner = self._jumps[ident] = SSHRunner(target, self)
+        runner.connect()
+        return runner
+
+    def close(self) -> None:
+        with self._lock:
+            jumps, self._jumps = list(self._jumps.values()), {}
+        for runner in jumps:
+            runner.close()
+
+
+class SSHRunner:
+    """Runs commands on one node over one SSH connection, opened on first use."""
+
+    def __init__(self, target: Target, session: Session) -> None:
+        self.target = target
+        self.name = target.label
+        self.session = session
+        self.address: str | None = None  # the IP actually connected to
+        self._transport: Any = None
+        self._sock: Any = None  # while connecting, so that cancel() can cut it
+        self._lock = threading.Lock()
+        self._cancelled = False
+
+    # ---------------------------------------------------------------- connecting
+
+    def connect(self) -> None:
+        """Open and authenticate the connection; raise `Unreachable` saying why not."""
+        with self._lock:
+            if self._transport is not None and self._transport.is_active():
+                return
+            if self._cancelled:
+                raise Unreachable("cancelled", "cancelled")
+            self._transport = self._open()
+
+    def _open(self) -> Any:
+        import paramiko
+
+        t, opts = self.target, self.session.options
+        where = f"{t.hostname}:{t.port}"
+        sock = self._sock = self._socket()
+        transport = None
+        try:
+            transport = paramiko.Transport(sock)
+            transport.banner_timeout = transport.auth_timeout = opts.connect_timeout
+            transport.handshake_timeout = opts.connect_timeout
+            name = t.host_key_alias or known_hosts_name(t.hostname, t.port)
+            _prefer_known_types(transport, self.session.known_key_types(name))
+            try:
+                transport.start_client(timeout=opts.connect_timeout)
+                if not (transport.is_active() and transport.initial_kex_done):
+                    raise TimeoutError()  # start_client returns quietly on its timeout
+                key = transport.get_remote_server_key()
+            except (paramiko.SSHException, EOFError, OSError) as exc:
+                raise negotiation_error(exc, where, opts.connect_timeout) from None
+            self.session.verify_host_key(name, key)
+            authenticate(transport, t, self.session)
+            return transport
+        except BaseException:
+            if transport is not None:
+                transport.close()
+            sock.close()
+            raise
+
+    def _socket(self) -> Any:
+        import paramiko
+
+        t, opts = self.target, self.session.options
+        if t.proxy_jump is not None:
+            jump = self.session.jump(t.proxy_jump)
+            try:
+                chan = jump._transport.open_channel(
+                    "direct-tcpip",
+                    (t.hostname, t.port),
+                    ("127.0.0.1", 0),
+                    timeout=opts.connect_timeout,
+                )
+            except (paramiko.SSHException, EOFError, OSError) as exc:
+                raise Unreachable(
+                    "unreachable",
+                    f"jump host {jump.name} could not reach {t.hostname}:{t.port} ({exc})",
+                ) from None
+            self.address = t.hostname
+            return chan
+        if t.proxy_command:
+            self.address = t.hostname
+            return paramiko.ProxyCommand(t.proxy_command)
+        sock = open_socket(t.hostname, t.port, opts.connect_timeout)
+        self.address = str(sock.getpeername()[0])
+        return sock
+
+    # ---------------------------------------------------------------- running
+
+    def run(self, command: str, timeout: float) -> CommandResult:
+        return self.run_batch([(command, timeout)])[0]
+
+    def run_batch(
+        self, jobs: Sequence[Job], on_result: OnResult | None = None
+    ) -> list[CommandResult]:
+        return self.run_lanes([list(jobs)], None if on_result is None else _lane0(on_result))[0]
+
+    def run_lanes(
+        self,
+        lanes: list[list[Job]],
+        on_result: Callable[[int, int, CommandResult], None] | None = None,
+    ) -> list[list[CommandResult]]:
+        """Run each lane's jobs in order, the lanes side by side on separate channels."""
+        try:
+            self.connect()
+        except Unreachable as exc:
+            results = [[_failed(cmd, str(exc), exc.kind) for cmd, _ in lane] for lane in lanes]
+            if on_result is not None:
+                for li, lane_results in enumerate(results):
+                    for ji, result in enumerate(lane_results):
+                        on_result(li, ji, result)
+            return results
+        return run_lanes(
+            self._transport,
+            lanes,
+            on_result,
+            lambda: self._cancelled,
+            self.session.options.connect_timeout,
+        )
+
+    def cancel(self) -> None:
+        self._cancelled = True
+        for link in (self._transport, self._sock):
+            if link is not None:
+                link.close()
+
+    def close(self) -> None:
+        with self._lock:
+            transport, self._transport = self._transport, None
+        if transport is not None:
+            transport.close()
+
+
+def _prefer_known_types(transport: Any, known: list[str]) -> None:
+    """Negotiate a host key type that known_hosts has, as OpenSSH does."""
+    if not known:
+        return
+    wanted: list[str] = []
+    for name in known:
+        wanted += ["rsa-sha2-512", "rsa-sha2-256"] if name == "ssh-rsa" else [name]
+    options = transport.get_security_options()
+    offered = list(options.key_types)
+    first = [k for k in wanted if k in offered]
+    options.key_types = first + [k for k in offered if k not in first]
+
+
+def authenticate(transport: Any, target: Target, session: Session) -> None:
+    """Keys (-i, IdentityFile, agent, defaults), then a prompted password if allowed."""
+    import paramiko
+
+    user, tried, opts = target.user, [], session.options
+    try:
+        transport.auth_none(user)
+        return
+    except paramiko.BadAuthenticationType as exc:
+        allowed = list(exc.allowed_types)
+    except paramiko.SSHException:
+        allowed = ["publickey"]
+    for key, label in _candidate_keys(target, session):
+        tried.append(label)
+        try:
+            transport.auth_publickey(user, key)
+        except paramiko.AuthenticationException:
+            continue
+        if transport.is_authenticated():
+            return
+    ask = opts.ask_secret
+    if ask is not None and "password" in allowed:
+        tried.append("password")
+        secret = ask(f"{user}@{target.hostname}'s password: ")
+        if secret:
+            with contextlib.suppress(paramiko.AuthenticationException):
+                transport.auth_password(user, secret)
+            if transport.is_authenticated():
+                return
+    problems = [e for p in _identity_paths(target, session) if (e := session.key_error(p))]
+    hint = f"; {'; '.join(problems)}" if problems else ""
+    raise Unreachable(
+        "auth",
+        f"authentication failed for {user}@{target.hostname}:{target.port} (tried: "
+        f"{', '.join(tried) or 'no keys found'}; the server accepts: {', '.join(allowed)}){hint}",
+    )
+
+
+def _identity_paths(target: Target, session: Session) -> list[Path]:
+    paths = [*session.options.identity_files, *target.identity_files]
+    if not paths:
+        ssh_dir = Path.home() / ".ssh"
+        paths = [ssh_dir / n for n in DEFAULT_KEYS if (ssh_dir / n).is_file()]
+    return list(dict.fromkeys(paths))
+
+
+def _candidate_keys(target: Target, session: Session) -> list[tuple[Any, str]]:
+    import paramiko
+
+    keys = []
+    for path in _identity_paths(target, session):
+        key = session.key(path)
+        if key is not None:
+            keys.append((key, str(path)))
+    if session.options.use_agent and not target.identities_only and os.environ.get("SSH_AUTH_SOCK"):
+        with contextlib.suppress(paramiko.SSHException):
+            keys += [(k, "agent key") for k in paramiko.Agent().get_keys()]
+    return keys
+
+
+def _lane0(on_result: OnResult) -> Callable[[int, int, CommandResult], None]:
+    return lambda _lane, index, result: on_result(index, result)
+
+
+def _failed(command: str, message: str, kind: str) -> CommandResult:
+    if kind == "cancelled":
+        return cancelled_result(command)
+    return CommandResult(command, "", "", None, 0.0, message)

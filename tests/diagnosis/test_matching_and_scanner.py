@@ -1,0 +1,136 @@
+"""The one definition of matching (kb.matching) and the prefilter in front of it
+(kb.diagnosis.scanner): the prefilter must never lose a line a matcher would fire on,
+with hyperscan or without it."""
+
+from __future__ import annotations
+
+import pytest
+
+from kb.diagnosis.pipeline import prefilter
+from kb.diagnosis.reader import Block
+from kb.diagnosis.scanner import Pattern, Scanner, literal
+from kb.matching import (
+    CompiledMatcher,
+    MatcherSpec,
+    SignatureMatcher,
+    SignatureSpec,
+    anchors_of,
+    run_signatures,
+    signature_spec,
+)
+
+LINES = [
+    "plain line",
+    "vm:1:1 [0] NCCL WARN Connect to 10.0.0.2<4000> failed : Network is unreachable",
+    "ANOTHER ONE WITH CAPITALS: NETWORK IS UNREACHABLE",
+    "tab\tseparated\tcolumns",
+    "specials [x] (y) {z} a+b*c? ^$ | \\ back, aab",
+    "  GPU0\tX\tSYS\tNV4",
+    "unicode: 设备 ümlaut naïve",
+    "",
+    "x" * 300 + " needle at the end",
+]
+SPECS = [
+    MatcherSpec(type="regex", pattern=r"Connect to (?P<a>[\d.]+)<(?P<p>\d+)> failed"),
+    MatcherSpec(type="regex", pattern=r"^\s*GPU\d+\s+X\s+SYS"),
+    MatcherSpec(type="regex", pattern=r"network is unreachable", ignore_case=True),
+    MatcherSpec(type="regex", pattern=r"columns$"),
+    MatcherSpec(type="regex", pattern=r"设备 \S+"),
+    MatcherSpec(type="regex", pattern=r"\pL+ naïve"),
+    MatcherSpec(type="regex", pattern=r"(?U)a+b"),
+    MatcherSpec(type="substring", text="[x] (y) {z} a+b*c? ^$ | \\ back"),
+    MatcherSpec(type="substring", text="NEEDLE", ignore_case=True),
+    MatcherSpec(type="fuzzy", text="NCCL WARN Connect to 1.2.3.4<1> failed : Network unreachable"),
+    MatcherSpec(type="regex", pattern=r"x*"),  # matches everywhere, even empty lines
+]
+
+
+def _block(lines: list[str]) -> Block:
+    data = ("\n".join(lines) + "\n").encode()
+    return Block(data, 0, len(data), 1, len(lines), len(data))
+
+
+@pytest.mark.parametrize("use_hyperscan", [True, False])
+def test_prefilter_keeps_every_line_a_matcher_fires_on(use_hyperscan: bool) -> None:
+    patterns = [prefilter(s) for s in SPECS]
+    scanner = Scanner(patterns, use_hyperscan=use_hyperscan)
+    found: dict[int, set[int]] = {}
+    for line_no, _start, pids in scanner.candidates(_block(LINES), lambda _pid: True):
+        for pid in pids:
+            found.setdefault(pid, set()).add(line_no)
+    for i, spec in enumerate(SPECS):
+        m = CompiledMatcher(spec)
+        want = {n for n, line in enumerate(LINES, start=1) if m.search(line)}
+        assert want <= found.get(i, set()), (spec, want, found.get(i))
+        assert want, f"test data should exercise {spec}"
+
+
+def test_hyperscan_takes_ascii_patterns_and_leaves_the_rest_to_re2() -> None:
+    scanner = Scanner([Pattern("foo"), Pattern("设备"), Pattern(r"\pL+x"), Pattern("(?U)a+")])
+    assert scanner.engine == "hyperscan+re2"
+    assert scanner._hs_ids == {0}
+
+
+def test_literal_escapes_every_regex_character() -> None:
+    import re2
+
+    text = "a.b*c+d?e(f)[g]{h}|i^j$k\\l/m#n-o"
+    assert re2.search(literal(text), "xx" + text + "yy")
+    assert not re2.search(literal("a.b"), "axb")
+
+
+def test_fuzzy_anchor_words_skip_common_log_words() -> None:
+    assert anchors_of("NCCL WARN Connect to fe80::1%13<45166> failed : Network is unreachable") == (
+        "connect",
+        "network",
+        "unreachable",
+    )
+    fuzzy = CompiledMatcher(MatcherSpec(type="fuzzy", text="NCCL WARN Call to ibv_reg_mr failed"))
+    assert fuzzy.search("node1:2:3 [0] NCCL WARN Call to ibv_reg_mr failed (retry 3)")
+    assert fuzzy.search("NCCL WARN Call to failed") is None  # no anchor word
+
+
+def test_fuzzy_verdicts_are_shared_by_lines_that_differ_in_numbers() -> None:
+    fuzzy = CompiledMatcher(MatcherSpec(type="fuzzy", text="Connection reset by peer on rank 3"))
+    assert fuzzy.search("Connection reset by peer on rank 12")
+    assert fuzzy.search("Connection reset by peer on rank 45")
+    assert len(fuzzy._by_shape) == 1
+
+
+def test_pydantic_signatures_and_specs_behave_the_same() -> None:
+    from kb.schema.models import Signature
+
+    sig = Signature.model_validate(
+        {
+            "id": "s",
+            "weight": 0.7,
+            "alone": False,
+            "note": {"en": "seen", "zh": "见"},
+            "matchers": [{"type": "regex", "pattern": r"port (?P<port>\d+)"}],
+            "unless": [{"type": "substring", "text": "ignored", "scope": "line"}],
+            "extract": {"host": r"host=(\w+)"},
+        }
+    )
+    spec = signature_spec(sig)
+    assert spec == SignatureSpec.from_json(spec.to_json())
+    assert spec.note == "seen"
+    lines = ["host=a1 port 80", "port 81 ignored", "nothing"]
+    by_model = run_signatures([sig], lines)[0]
+    by_spec = run_signatures([spec], lines)[0]
+    assert [h.line_no for h in by_model.hits] == [h.line_no for h in by_spec.hits] == [1]
+    assert by_model.params == by_spec.params == {"port": "80", "host": "a1"}
+
+
+def test_and_condition_needs_every_matcher_in_the_same_log() -> None:
+    spec = SignatureSpec(
+        "both",
+        (MatcherSpec(type="substring", text="alpha"), MatcherSpec(type="substring", text="beta")),
+        condition="and",
+    )
+    m = SignatureMatcher(spec)
+    m.feed(1, "alpha")
+    assert m.result() is None
+    m.feed(2, "beta")
+    assert [h.line_no for h in m.result().hits] == [1, 2]
+    m.reset()
+    assert m.result() is None

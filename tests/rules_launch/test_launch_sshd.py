@@ -1,0 +1,152 @@
+"""The node-to-node SSH checks against a real OpenSSH server on loopback.
+
+`ssh-batchmode-login`, `sshd-listening-on-port` and `mpi-remote-path` are run exactly
+as the rules write them, with `{peer}` and `{port}` filled, towards a throw-away sshd
+(its own host key, authorized keys and port). A wrapper `ssh` first on PATH points the
+client at a private config, so the user's own ~/.ssh is never read or written.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from kb import loader
+from kb.checkeval import evaluate
+from kb.paths import rules_dir
+from kb.placeholders import fill_command
+from kb.schema.models import Check
+
+pytestmark = pytest.mark.ssh
+
+SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
+SSH = shutil.which("ssh")
+
+
+@cache
+def check(check_id: str) -> Check:
+    kb, _ = loader.load(rules_dir())
+    return kb.checks[check_id][1]
+
+
+@dataclass
+class Node:
+    """A throw-away sshd and a client set up to reach it."""
+
+    root: Path
+    port: int
+    path: str  # PATH with the wrapper ssh first
+
+    def run(self, check_id: str) -> str:
+        chk = check(check_id)
+        cmd = fill_command(chk.run, {"peer": "127.0.0.1", "port": str(self.port)})
+        env = {"PATH": self.path, "HOME": str(self.root), "LANG": "C"}
+        proc = subprocess.run(
+            ["/bin/sh", "-c", cmd], capture_output=True, text=True, env=env, timeout=chk.timeout
+        )
+        return evaluate(chk, proc.stdout, proc.returncode, proc.stderr).status
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _keygen(path: Path) -> str:
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True)
+    return path.with_suffix(".pub").read_text()
+
+
+def _wait_listening(port: int, proc: subprocess.Popen[bytes]) -> None:
+    for _ in range(100):
+        if proc.poll() is not None:
+            pytest.skip(f"sshd exited: {proc.stderr.read().decode() if proc.stderr else ''}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    pytest.skip("sshd did not start listening")
+
+
+@pytest.fixture
+def node(tmp_path: Path) -> Iterator[Node]:
+    if SSH is None or not os.path.exists(SSHD) or shutil.which("ssh-keygen") is None:
+        pytest.skip("OpenSSH client and server are needed")
+    if os.geteuid() == 0 and not os.path.isdir("/run/sshd"):
+        pytest.skip("sshd as root needs /run/sshd")
+    port = _free_port()
+    host_pub = _keygen(tmp_path / "host_ed25519")
+    client_pub = _keygen(tmp_path / "client_ed25519")
+    (tmp_path / "authorized_keys").write_text(client_pub)
+    (tmp_path / "known_hosts").write_text(f"[127.0.0.1]:{port} {host_pub}")
+    (tmp_path / "sshd_config").write_text(
+        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {tmp_path}/host_ed25519\n"
+        f"AuthorizedKeysFile {tmp_path}/authorized_keys\nPidFile {tmp_path}/sshd.pid\n"
+        "StrictModes no\nUsePAM no\nPasswordAuthentication no\n"
+        "KbdInteractiveAuthentication no\nPermitRootLogin yes\nLogLevel ERROR\n"
+        f"SetEnv PATH={tmp_path}/remote-bin\n"
+    )  # the session's PATH, as a node's shell sets it
+    (tmp_path / "remote-bin").mkdir()
+    (tmp_path / "ssh_config").write_text(
+        f"Host *\n  IdentityFile {tmp_path}/client_ed25519\n  IdentitiesOnly yes\n"
+        f"  UserKnownHostsFile {tmp_path}/known_hosts\n  GlobalKnownHostsFile /dev/null\n"
+        "  StrictHostKeyChecking yes\n  LogLevel ERROR\n"
+    )
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    wrapper = bindir / "ssh"
+    wrapper.write_text(f'#!/bin/sh\nexec {SSH} -F {tmp_path}/ssh_config "$@"\n')
+    wrapper.chmod(0o755)
+    proc = subprocess.Popen(
+        [SSHD, "-D", "-e", "-f", str(tmp_path / "sshd_config")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        _wait_listening(port, proc)
+        yield Node(tmp_path, port, f"{bindir}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_a_node_with_an_authorized_key_and_known_host_key_passes(node: Node) -> None:
+    assert node.run("ssh-batchmode-login") == "pass"
+    assert node.run("sshd-listening-on-port") == "pass"
+
+
+def test_a_key_missing_from_authorized_keys_fails_the_login_check(node: Node) -> None:
+    (node.root / "authorized_keys").write_text("")
+    assert node.run("ssh-batchmode-login") == "fail"
+
+
+def test_an_unknown_host_key_fails_the_login_check(node: Node) -> None:
+    (node.root / "known_hosts").write_text("")
+    assert node.run("ssh-batchmode-login") == "fail"
+
+
+def test_a_closed_port_is_not_mistaken_for_a_key_problem(node: Node) -> None:
+    node.port = _free_port()  # nothing listens there
+    assert node.run("ssh-batchmode-login") == "error"
+    assert node.run("sshd-listening-on-port") == "fail"
+
+
+def test_remote_path_check_passes_when_the_ssh_session_finds_orted(node: Node) -> None:
+    orted = node.root / "remote-bin" / "orted"
+    orted.write_text("#!/bin/sh\nexit 0\n")
+    orted.chmod(0o755)
+    assert node.run("mpi-remote-path") == "pass"
+
+
+def test_remote_path_check_fails_when_open_mpi_is_only_on_the_interactive_path(node: Node) -> None:
+    assert node.run("mpi-remote-path") == "fail"

@@ -1,0 +1,44 @@
+"""Helpers to drive the app in Pilot tests and read what the screen shows."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from textual import events
+from textual.app import App
+from textual.pilot import Pilot
+from textual.widget import Widget
+
+
+def screen_text(app: App[object]) -> str:
+    """The characters on the active screen, as a terminal would show them."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def until(pilot: Pilot[object], ready: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Let the app (and its worker threads) run until `ready()` holds."""
+    deadline = time.monotonic() + timeout
+    while not ready():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out; the screen shows:\n{screen_text(pilot.app)}")
+        await pilot.pause(0.05)
+
+
+async def shows(pilot: Pilot[object], *texts: str, timeout: float = 10.0) -> str:
+    """Wait until the screen shows every one of `texts` (widgets draw asynchronously)."""
+    await until(pilot, lambda: all(t in screen_text(pilot.app) for t in texts), timeout)
+    return screen_text(pilot.app)
+
+
+async def until_screen(pilot: Pilot[object], name: str, timeout: float = 10.0) -> None:
+    """Wait until the screen called `name` is on top and has drawn itself."""
+    await until(pilot, lambda: type(pilot.app.screen).__name__ == name, timeout)
+    await until(pilot, lambda: bool(screen_text(pilot.app).strip()), timeout)
+    await pilot.pause()
+
+
+async def paste(pilot: Pilot[object], widget: Widget, text: str) -> None:
+    """A bracketed paste as a terminal sends it (line ends as CR) into `widget`."""
+    widget.post_message(events.Paste(text.replace("\n", "\r")))
+    await pilot.pause()

@@ -69,11 +69,9 @@ def render(kb: KnowledgeBase, cause_ids: Iterable[str] | None = None, lang: str 
     symptoms = [s for s in kb.symptoms.values() if any(s.id in c.symptoms for c in causes.values())]
     order = list(GROUP_TITLES)
     symptoms.sort(key=lambda s: (order.index(s.group), text_of(s.title)))
-    home: dict[str, str] = {}
-    for s in symptoms:
-        for c in sorted(causes.values(), key=lambda c: text_of(c.title)):
-            if s.id in c.symptoms:
-                home.setdefault(c.id, s.id)
+    # a cause is written out under the first symptom its author listed, linked from the rest
+    shown = {s.id for s in symptoms}
+    home = {cid: next(s for s in c.symptoms if s in shown) for cid, c in causes.items()}
 
     w = _Writer()
     w.add(f"# {title}",
@@ -102,9 +100,8 @@ def _toc(symptoms: list[Symptom], causes: dict[str, Cause], home: dict[str, str]
     lines = []
     for s in symptoms:
         lines.append(f"- [{text_of(s.title)}](#{slug(_symptom_heading(s))})")
-        for cid, sid in home.items():
-            if sid == s.id:
-                c = causes[cid]
+        for c in sorted(causes.values(), key=lambda c: -c.prior):
+            if home[c.id] == s.id:
                 lines.append(f"  - [{text_of(c.title)}](#{slug(_cause_heading(c))})")
     return "\n".join(lines)
 
@@ -130,7 +127,7 @@ def _symptom(w: _Writer, kb: KnowledgeBase, s: Symptom, causes: dict[str, Cause]
     if elsewhere:
         w.add("Also possible here: " + ", ".join(
             f"[{text_of(c.title)}](#{slug(_cause_heading(c))})" for c in elsewhere))
-    for c in sorted(mine, key=lambda c: text_of(c.title)):
+    for c in sorted(mine, key=lambda c: -c.prior):
         if home[c.id] == s.id:
             _cause(w, kb, c, lang)
 

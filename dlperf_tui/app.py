@@ -17,13 +17,13 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
 
-from dlperf_tui import hosts
 from dlperf_tui.commands import KnowledgeCommands
-from dlperf_tui.screens.dialogs import BusyScreen, ConfirmScreen
 from dlperf_tui.screens.start import StartScreen
 from kb.errors import UserError
 
-if TYPE_CHECKING:  # the engine's modules load after the first frame, in a worker
+if TYPE_CHECKING:  # these load after the first frame (the engine's in a worker)
+    from dlperf_tui.hosts import Hosts
+    from dlperf_tui.screens.dialogs import BusyScreen
     from kb.knowledge import KnowledgeBase
     from kb.session import Session
 
@@ -36,7 +36,7 @@ class DlperfHelpApp(App[int]):
     TITLE = "dlperf-help"
     SUB_TITLE = "troubleshoot distributed training"
     CSS_PATH = "app.tcss"
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # noqa: RUF012 (typed by Textual)
     COMMANDS = App.COMMANDS | {KnowledgeCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f1,question_mark", "help", "Help", key_display="?"),
@@ -62,13 +62,26 @@ class DlperfHelpApp(App[int]):
             from kb.session import Session
 
             self.session = Session(kb)
-        self.runners = hosts.Hosts()
+        self._runners: Hosts | None = None
         self.fatal: str | None = None
         self._busy: BusyScreen | None = None
         self._pending: tuple[str | None, Path | None] | None = None
         self._cancel_scan = threading.Event()
 
     # ------------------------------------------------------------ start up
+
+    @property
+    def runners(self) -> Hosts:
+        """Where checks run: this machine, and the nodes added in the hosts panel."""
+        if self._runners is None:
+            from dlperf_tui.hosts import Hosts
+
+            self._runners = Hosts()
+        return self._runners
+
+    @runners.setter
+    def runners(self, hosts: Hosts) -> None:
+        self._runners = hosts
 
     def on_mount(self) -> None:
         self.push_screen(StartScreen())
@@ -138,6 +151,8 @@ class DlperfHelpApp(App[int]):
         if self.session is None or self.kb is None:  # scan once the rules are loaded
             self._pending = (text, path)
             if self._busy is None:
+                from dlperf_tui.screens.dialogs import BusyScreen
+
                 self._busy = BusyScreen("Loading the knowledge base…")
                 self.push_screen(self._busy, self._busy_closed)
             return
@@ -146,6 +161,8 @@ class DlperfHelpApp(App[int]):
             return
         name = str(path) if path is not None else "pasted log"
         self.session.set_log(name, text=text, path=path)
+        from dlperf_tui.screens.dialogs import BusyScreen
+
         self._busy = BusyScreen(f"Scanning {name}…", measured=path is not None)
         self.set_timer(BUSY_DELAY, self._show_busy)
         self._cancel_scan = threading.Event()
@@ -280,9 +297,11 @@ class DlperfHelpApp(App[int]):
     @property
     def walk_in_progress(self) -> bool:
         walk = self.session.walk if self.session is not None else None
-        return walk is not None and walk.started
+        return walk is not None and bool(walk.events)
 
     async def action_quit(self) -> None:
+        from dlperf_tui.screens.dialogs import ConfirmScreen
+
         if not self.walk_in_progress:
             self.exit(0)
             return
@@ -311,7 +330,8 @@ def run_app(log: Path | None = None) -> int:
     rules = Path(os.environ["DLPERF_HELP_RULES"]) if os.environ.get("DLPERF_HELP_RULES") else None
     app = DlperfHelpApp(rules=rules or paths.rules_dir(), log=log)
     app.run()
-    app.runners.close()
+    if app._runners is not None:
+        app._runners.close()
     if app.fatal:
         raise UserError(app.fatal)
     return app.return_code or 0

@@ -98,7 +98,9 @@ def evaluate(check: Check, stdout: str, exit_code: int | None, stderr: str = "")
     elif check.ok_if is None or holds(check.ok_if, text, exit_code):
         status = "pass"
     else:
-        return CheckOutcome("error", None, params, "the output matched neither the problem nor the ok condition")
+        return CheckOutcome(
+            "error", None, params, "the output matched neither the problem nor the ok condition"
+        )
     finding = fill_text(check.finding, params) if check.finding and params else None
     return CheckOutcome(status, finding, params)
 

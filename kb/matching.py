@@ -14,7 +14,8 @@ Semantics, in one place:
 - a fuzzy matcher fires where the line's *shape* (numbers, hex, addresses, paths
   masked) reaches `threshold` against the text's shape with rapidfuzz `partial_ratio`,
   provided the line holds at least one of the text's anchor words (its longer words,
-  common log words aside) and is not much shorter than the text;
+  common log words aside) and is not much shorter than the text; in a line more than
+  six times the text's length only the stretches around anchor words are compared;
 - `condition: or` fires when any matcher fires on some line, `and` when every matcher
   fires somewhere in the same log; `unless` matchers veto the line (`scope: line`) or
   the whole log (`scope: log`);
@@ -60,49 +61,10 @@ def clean(line: str) -> str:
 
 
 # words so common in logs that they cannot anchor a fuzzy match on their own
-_COMMON_WORDS = frozenset(
-    [
-        "info",
-        "warn",
-        "warning",
-        "error",
-        "errors",
-        "failed",
-        "fail",
-        "failure",
-        "nccl",
-        "with",
-        "from",
-        "that",
-        "this",
-        "have",
-        "than",
-        "then",
-        "when",
-        "what",
-        "were",
-        "will",
-        "into",
-        "your",
-        "line",
-        "file",
-        "rank",
-        "node",
-        "process",
-        "thread",
-        "using",
-        "used",
-        "call",
-        "called",
-        "debug",
-        "trace",
-        "note",
-        "none",
-        "true",
-        "false",
-        "null",
-    ]
-)
+_COMMON = """info warn warning error errors failed fail failure nccl with from that this have
+than then when what were will into your line file rank node process thread using used call
+called debug trace note none true false null"""
+_COMMON_WORDS = frozenset(_COMMON.split())
 _WORD = re.compile(r"[A-Za-z][A-Za-z_]{3,}")
 _TOKENS = re.compile(r"<[NAHP]>")
 
@@ -224,6 +186,7 @@ class Span:
 # digits 1-9 -> "1": lines that differ only in their numbers share one fuzzy verdict
 _DIGITS = str.maketrans("23456789", "11111111")
 _FUZZY_CACHE_MAX = 8192
+FUZZY_WINDOWS = 8  # stretches of a long line compared with a fuzzy text, at most
 
 
 class CompiledMatcher:
@@ -266,16 +229,33 @@ class CompiledMatcher:
         key = line.translate(_DIGITS)
         hit = self._by_key.get(key)
         if hit is None:
-            shape = mask(line).lower()
-            hit = self._by_shape.get(shape)
-            if hit is None:
-                hit = self._score(shape)
-                if len(self._by_shape) >= _FUZZY_CACHE_MAX:
-                    self._by_shape.clear()
-                self._by_shape[shape] = hit
+            hit = any(self._shape_hit(mask(part).lower()) for part in self._parts(low))
             if len(self._by_key) >= _FUZZY_CACHE_MAX:
                 self._by_key.clear()
             self._by_key[key] = hit
+        return hit
+
+    def _parts(self, low: str) -> list[str]:
+        """The line, or for a long line the stretches around its anchor words (the part
+        aligned with the text must hold one), so a 64 KB line costs what a short one does."""
+        reach = 2 * len(self.spec.text)
+        if len(low) <= 3 * reach or not self.anchors:
+            return [low]
+        parts: list[str] = []
+        for word in self.anchors:
+            i = low.find(word)
+            while i >= 0 and len(parts) < FUZZY_WINDOWS:
+                parts.append(low[max(0, i - reach) : i + len(word) + reach])
+                i = low.find(word, i + 1)
+        return parts
+
+    def _shape_hit(self, shape: str) -> bool:
+        hit = self._by_shape.get(shape)
+        if hit is None:
+            hit = self._score(shape)
+            if len(self._by_shape) >= _FUZZY_CACHE_MAX:
+                self._by_shape.clear()
+            self._by_shape[shape] = hit
         return hit
 
     def _score(self, shape: str) -> bool:
@@ -284,7 +264,8 @@ class CompiledMatcher:
             return False
         from rapidfuzz import fuzz
 
-        return bool(fuzz.partial_ratio(self._template, shape, score_cutoff=self._threshold))
+        score = fuzz.partial_ratio(self._template, shape, score_cutoff=self._threshold)
+        return bool(score)
 
 
 # ---------------------------------------------------------------- one signature

@@ -25,12 +25,29 @@ from kb.knowledge import KnowledgeBase
 from kb.placeholders import fill_command, names_in, show_command
 from kb.runners.base import Runner
 from kb.schema.models import Check, Fix, text_of
-from kb.walk import CheckRecord, Walk
+from kb.walk import Walk
 
 PASTED = "pasted"  # the host of a check whose output the user pasted
 SMALL_LOG_LINES = 40  # logs this short are quoted whole
 CONTEXT_LINES = 3  # lines quoted before and after each evidence line
 MAX_EXCERPT_LINES = 120
+
+
+@dataclass
+class CheckRecord:
+    """A check as it was run (or pasted): what ran where, what came back, the verdict."""
+
+    check_id: str
+    title: str
+    command: str
+    host: str  # "local", a node as the user named it, or "pasted"
+    output: str
+    status: str  # pass | fail | unavailable | error | skipped
+    exit_code: int | None = None
+    finding: str | None = None
+    reason: str = ""
+    params: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
 
 
 @dataclass

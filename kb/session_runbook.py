@@ -16,10 +16,11 @@ from kb import __version__
 from kb.runbook import fence
 from kb.schema.models import text_of
 from kb.secrets import mask
-from kb.session import PASTED, Session
-from kb.walk import Belief, CheckRecord, Event
+from kb.session import PASTED, CheckRecord, Session
+from kb.walk import Belief, Event
 
 MAX_OUTPUT_LINES = 40
+NOTABLE = 0.05  # causes below this with no evidence are listed by id only
 Add = Callable[..., None]  # appends Markdown blocks
 STATUS_WORDS = {
     "pass": "passed (healthy on this point)",
@@ -199,20 +200,28 @@ def _causes(s: Session, add: Add) -> None:
         return
     add("## Causes")
     beliefs = s.walk.beliefs()
-    standing = [b for b in beliefs if b.status != "ruled_out"]
     ruled_out = [b for b in beliefs if b.status == "ruled_out"]
-    if standing:
-        add("Ruled in or still possible:\n" + "\n".join(_belief(b) for b in standing))
+    standing = [b for b in beliefs if b.status != "ruled_out"]
+    telling = [b for b in standing if b.reasons or b.p >= NOTABLE]
+    quiet = [b for b in standing if b not in telling]
+    if telling:
+        add("Ruled in or still possible:\n" + "\n".join(_belief(b) for b in telling))
     if ruled_out:
         add("Ruled out:\n" + "\n".join(_belief(b) for b in ruled_out))
+    if quiet:
+        add(
+            f"Not examined (no evidence either way, each under {NOTABLE:.0%}): "
+            + ", ".join(f"`{b.id}`" for b in quiet)
+            + "."
+        )
     add(f"Something the knowledge base does not know: {s.walk.p_other:.0%}.")
 
 
 def _belief(b: Belief) -> str:
     status = {"confirmed": "confirmed", "open": "possible", "ruled_out": "ruled out"}[b.status]
     why = "; ".join(b.reasons) or "no evidence either way"
-    prob = "" if b.status == "ruled_out" else f", {b.p:.0%}" if b.p >= 0.01 else ", <1%"
-    return f"- **{b.title}** (`{b.id}`): {status}{prob}. {why}."
+    prob = "" if b.status == "ruled_out" else f" ({b.p:.0%})" if b.p >= 0.01 else " (<1%)"
+    return f"- **{b.title}** (`{b.id}`), {status}{prob}: {why}."
 
 
 def _fix(s: Session, add: Add) -> None:

@@ -1,32 +1,21 @@
 """The decision-tree walk: from a symptom (or a diagnosed log) to a fix, one step at a time.
 
-Why it exists: a user mid-incident should be asked the one question, or run the one
-check, most likely to settle the matter for the least effort, and see why each cause
-is still in the running or was ruled out. This module is that reasoning, without any
-user interface, so the TUI, tests and a future CLI share it.
+Why: mid-incident, a user should get the one question or check most likely to settle the
+matter for the least effort, and see why each cause stands or fell. This is that
+reasoning without a user interface, shared by the TUI, the tests and any future CLI.
 
-The model is the single-fault one of decision-theoretic troubleshooting (Heckerman,
-Breese and Rommelse, 1995): exactly one of the candidate causes (or something the
-knowledge base does not know, `OTHER`) is behind the symptom.
-
-- Belief: each candidate starts at the odds of its rule's `prior` (p / (1 - p)); a
-  cause the diagnosis found in the log starts at the odds of its confidence instead.
-  `OTHER` starts at `OTHER_ODDS`. Probabilities are odds normalised over the causes
-  still standing.
-- Steps: the symptom's questions and the candidates' checks. A step's *p* is the
-  probability that it settles the matter: the mass of the open causes one of its
-  outcomes confirms (a check confirms its cause when it fails and rules it out when it
-  passes, unless the rule says otherwise), plus half the mass of causes it can only
-  rule out. Steps are proposed in decreasing p / cost (the p/C rule), ties to the
-  cheaper step.
-- Evidence: an outcome that rules a cause out removes it (and says why), except a
-  cause the log shows, whose odds are divided by `CONFIRM_FACTOR` instead (a check can
-  miss what the log saw); an outcome that confirms multiplies the odds by it.
-- End: a confirmed cause holding `SETTLED` of the belief is settled; with no step left
-  the most likely cause is offered when it holds more than half, otherwise, and when
-  every candidate is ruled out, the walk says the case is not in the knowledge base yet.
-
-The state is recomputed by replaying the list of events, so undo is dropping the last.
+Model: single fault, as in decision-theoretic troubleshooting (Heckerman, Breese and
+Rommelse, 1995): one candidate cause, or something the rules do not know (`OTHER`), is
+behind the symptom. Each cause starts at the odds of its `prior` (of its confidence when
+the log showed it), `OTHER` at `OTHER_ODDS`; probabilities are odds normalised.
+A step's *p* is the mass of open causes an outcome confirms (a failing check confirms its
+cause, a passing one rules it out, unless the rule says otherwise), plus half the mass it
+can only rule out; steps go in decreasing p / cost (the p/C rule), ties to the cheaper.
+Ruling out removes a cause, with the reason (a cause the log shows is only divided by
+`CONFIRM_FACTOR`: a check can miss what the log saw); confirming multiplies by it.
+The walk is settled when a confirmed cause holds `SETTLED`; with no step left it offers a
+cause above `LIKELY_END`, else says honestly the case is not in the knowledge base yet.
+State is recomputed by replaying the events, so undo is dropping the last one.
 """
 
 from __future__ import annotations
@@ -41,6 +30,7 @@ from kb.schema.models import Check, Question, text_of
 
 if TYPE_CHECKING:
     from kb.diagnosis.model import Diagnosis
+    from kb.session import CheckRecord  # defined with the session, which records checks
 
 OTHER = "(other)"  # the cause the knowledge base does not know
 OTHER_ODDS = 0.1
@@ -49,6 +39,7 @@ SETTLED = 0.8
 LIKELY_END = 0.5
 RULE_OUT_ONLY_WEIGHT = 0.5
 MAX_CONFIDENCE = 0.99
+HEALTHY = "the node is healthy on this point"
 
 StepKind = Literal["question", "check"]
 EventKind = Literal["answer", "check", "skip", "choose"]
@@ -77,44 +68,23 @@ class Step:
     outcomes: tuple[Outcome, ...]
     p_settle: float = 0.0
     help: str = ""
-    question: Question | None = None
     check: Check | None = None
     cause: str | None = None  # the cause a check belongs to
+
+    @property
+    def key(self) -> str:
+        """Unique within a walk: a question and a check may share an id."""
+        return f"{self.kind}:{self.id}"
 
     @property
     def efficiency(self) -> float:
         return self.p_settle / self.cost
 
-    @property
-    def causes(self) -> tuple[str, ...]:
-        seen: dict[str, None] = {}
-        for o in self.outcomes:
-            for c in (*o.confirms, *o.rules_out):
-                seen.setdefault(c, None)
-        return tuple(seen)
-
     def outcome(self, outcome_id: str) -> Outcome:
-        for o in self.outcomes:
-            if o.id == outcome_id:
-                return o
-        raise KeyError(f"step '{self.id}' has no outcome '{outcome_id}'")
-
-
-@dataclass
-class CheckRecord:
-    """A check as it was run (or pasted): what ran where, what came back, the verdict."""
-
-    check_id: str
-    title: str
-    command: str
-    host: str  # "local", a node as the user named it, or "pasted"
-    output: str
-    status: str  # pass | fail | unavailable | error | skipped
-    exit_code: int | None = None
-    finding: str | None = None
-    reason: str = ""
-    params: dict[str, str] = field(default_factory=dict)
-    seconds: float = 0.0
+        found = [o for o in self.outcomes if o.id == outcome_id]
+        if not found:
+            raise KeyError(f"step '{self.id}' has no outcome '{outcome_id}'")
+        return found[0]
 
 
 @dataclass
@@ -129,17 +99,21 @@ class Event:
     confirms: tuple[str, ...] = ()
     rules_out: tuple[str, ...] = ()
     record: CheckRecord | None = None
+    step_kind: str = ""  # what was skipped: "question" or "check"
+
+    @property
+    def step_key(self) -> str:
+        kind = {"answer": "question", "check": "check"}.get(self.kind, self.step_kind)
+        return f"{kind}:{self.step_id}"
 
     def summary(self) -> str:
-        if self.kind == "answer":
-            return f"{_short(self.step_title)} → {self.outcome_text}"
-        if self.kind == "check":
-            return f"check {self.step_id} → {self.outcome}" + (
-                f" ({self.outcome_text})" if self.outcome_text else ""
-            )
-        if self.kind == "skip":
-            return f"skipped: {_short(self.step_title)}"
-        return f"chose: {self.outcome_text}"
+        """One line of the path: what was asked or run, and what came of it."""
+        found = f" ({self.outcome_text})" if self.outcome_text else ""
+        return {
+            "answer": f"{_short(self.step_title)} → {self.outcome_text}",
+            "check": f"check {self.step_id} → {self.outcome}{found}",
+            "skip": f"skipped: {_short(self.step_title)}",
+        }.get(self.kind, f"chose: {self.outcome_text}")
 
 
 @dataclass
@@ -151,20 +125,17 @@ class Belief:
     p: float
     status: Status
     reasons: list[str] = field(default_factory=list)
-    diagnosed: float | None = None  # the diagnosis confidence, when the log showed it
 
 
 @dataclass
 class Conclusion:
+    """Where a walk ended: a cause and its fixes, or (`unknown`) none."""
+
     kind: EndKind
     cause: str | None
     fixes: list[str]
     ruled_out: list[Belief]
     remaining: list[Belief]
-
-    @property
-    def known(self) -> bool:
-        return self.cause is not None
 
 
 class WalkError(ValueError):
@@ -173,15 +144,9 @@ class WalkError(ValueError):
 
 def _short(text: str, limit: int = 80) -> str:
     """A question cut to its asking sentence, for reasons and the path."""
-    one = " ".join(text.split())
-    sentences = re.split(r"(?<=[.?!])\s+", one)
+    sentences = re.split(r"(?<=[.?!])\s+", " ".join(text.split()))
     asking = next((s for s in sentences if s.endswith("?")), sentences[0])
     return asking if len(asking) <= limit else asking[: limit - 1] + "…"
-
-
-def _odds(p: float) -> float:
-    p = min(max(p, 1e-6), MAX_CONFIDENCE)
-    return p / (1.0 - p)
 
 
 class Walk:
@@ -197,18 +162,16 @@ class Walk:
         self.kb = kb
         self.lang = lang
         self.diagnosis = diagnosis
-        symptoms: list[str] = []
-        if symptom is not None:
-            if symptom not in kb.symptoms:
-                raise WalkError(f"unknown symptom '{symptom}'")
-            symptoms.append(symptom)
+        if symptom is not None and symptom not in kb.symptoms:
+            raise WalkError(f"unknown symptom '{symptom}'")
+        symptoms = [symptom] if symptom is not None else []
         diagnosed: dict[str, float] = {}
         self.base_params: dict[str, str] = {}
         if diagnosis is not None:
-            for c in diagnosis.causes:
-                if c.id in kb.causes:
-                    diagnosed.setdefault(c.id, c.confidence)
-                    for k, v in c.params.items():
+            for found in diagnosis.causes:
+                if found.id in kb.causes:
+                    diagnosed.setdefault(found.id, found.confidence)
+                    for k, v in found.params.items():
                         self.base_params.setdefault(k, v)
             for s in diagnosis.symptoms:
                 if s in kb.symptoms and s not in symptoms:
@@ -221,43 +184,35 @@ class Walk:
         self.candidates = list(candidates)
         self.diagnosed = diagnosed
         self.events: list[Event] = []
-        self._version = -1
         self._state: tuple[dict[str, Belief], dict[str, str], float] | None = None
 
-    # ------------------------------------------------------------ state
-
-    @property
-    def started(self) -> bool:
-        return bool(self.events)
-
     def _compute(self) -> tuple[dict[str, Belief], dict[str, str], float]:
-        if self._state is not None and self._version == len(self.events):
+        if self._state is not None:  # cleared by every change to the events
             return self._state
         odds: dict[str, float] = {}
         beliefs: dict[str, Belief] = {}
         for cid in self.candidates:
             cause = self.kb.causes[cid]
             conf = self.diagnosed.get(cid)
-            odds[cid] = _odds(conf if conf is not None else cause.prior)
-            b = Belief(cid, text_of(cause.title, self.lang), 0.0, "open", diagnosed=conf)
+            p = min(max(conf if conf is not None else cause.prior, 1e-6), MAX_CONFIDENCE)
+            odds[cid] = p / (1.0 - p)
+            b = Belief(cid, text_of(cause.title, self.lang), 0.0, "open")
             if conf is not None:
                 b.reasons.append(f"the log shows it (confidence {conf:.2f})")
             beliefs[cid] = b
         params = dict(self.base_params)
         for ev in self.events:
             because = self._because(ev)
-            for cid in ev.rules_out:
-                if cid not in beliefs or beliefs[cid].status == "ruled_out":
+            for cid in (c for c in ev.rules_out if c in beliefs):
+                b = beliefs[cid]
+                if b.status == "ruled_out":
                     continue
                 if cid in self.diagnosed:  # the log says otherwise: weaken, don't discard
                     odds[cid] /= CONFIRM_FACTOR
-                    beliefs[cid].reasons.append(
-                        f"less likely because {because}, but the log still shows it"
-                    )
-                    continue
-                odds[cid] = 0.0
-                beliefs[cid].status = "ruled_out"
-                beliefs[cid].reasons.append(f"ruled out because {because}")
+                    b.reasons.append(f"less likely because {because}, but the log still shows it")
+                else:
+                    odds[cid], b.status = 0.0, "ruled_out"
+                    b.reasons.append(f"ruled out because {because}")
             for cid in ev.confirms:
                 if cid in beliefs and beliefs[cid].status != "ruled_out":
                     odds[cid] *= CONFIRM_FACTOR
@@ -269,7 +224,6 @@ class Walk:
         for cid, b in beliefs.items():
             b.p = odds[cid] / total
         self._state = (beliefs, params, OTHER_ODDS / total)
-        self._version = len(self.events)
         return self._state
 
     @staticmethod
@@ -305,65 +259,41 @@ class Walk:
         """Values known so far: from the log's evidence, then from checks' outputs."""
         return dict(self._compute()[1])
 
-    # ------------------------------------------------------------ steps
-
     def _all_steps(self) -> Iterable[Step]:
-        for sid in self.symptoms:
-            for q in self.kb.symptoms[sid].questions:
-                yield Step(
-                    "question",
-                    q.id,
-                    text_of(q.text, self.lang),
-                    q.cost,
-                    tuple(
-                        Outcome(
-                            a.id, text_of(a.text, self.lang), tuple(a.confirms), tuple(a.rules_out)
-                        )
-                        for a in q.answers
-                    ),
-                    help=text_of(q.help, self.lang),
-                    question=q,
-                )
-        seen: set[str] = set()
-        for cid in self.candidates:
-            for chk in self.kb.checks_of(cid):
-                if chk.id in seen:
-                    continue
-                seen.add(chk.id)
-                yield self._check_step(chk, cid)
+        shown: set[str] = set()  # two symptoms may share a question, two causes a check
+        questions = (q for sid in self.symptoms for q in self.kb.symptoms[sid].questions)
+        checks = ((chk, cid) for cid in self.candidates for chk in self.kb.checks_of(cid))
+        for step in (*map(self._question_step, questions), *(self._check_step(*c) for c in checks)):
+            if step.key not in shown:
+                shown.add(step.key)
+                yield step
+
+    def _question_step(self, q: Question) -> Step:
+        t = self.lang
+        answers = tuple(
+            Outcome(a.id, text_of(a.text, t), tuple(a.confirms), tuple(a.rules_out))
+            for a in q.answers
+        )
+        return Step("question", q.id, text_of(q.text, t), q.cost, answers, help=text_of(q.help, t))
 
     def _check_step(self, chk: Check, cid: str) -> Step:
-        owners = [c for c in self.candidates if any(x.id == chk.id for x in self.kb.checks_of(c))]
-        owners = owners or [cid]
-        fail = chk.on_problem or None
-        ok = chk.on_ok or None
-        outcomes = (
-            Outcome(
-                "fail",
-                text_of(chk.means, self.lang),
-                tuple(fail.confirms) if fail else tuple(owners),
-                tuple(fail.rules_out) if fail else (),
-            ),
-            Outcome(
-                "pass",
-                "the node is healthy on this point",
-                tuple(ok.confirms) if ok else (),
-                tuple(ok.rules_out) if ok else tuple(owners),
-            ),
-        )
+        """By default a failing check confirms the candidates that list it, a passing one
+        rules them out; `on_problem`/`on_ok` in the rule say otherwise."""
+        owners = tuple(
+            c for c in self.candidates if any(x.id == chk.id for x in self.kb.checks_of(c))
+        ) or (cid,)
+        fail, ok = chk.on_problem, chk.on_ok
+        bad = (tuple(fail.confirms), tuple(fail.rules_out)) if fail else (owners, ())
+        good = (tuple(ok.confirms), tuple(ok.rules_out)) if ok else ((), owners)
+        means = text_of(chk.means, self.lang)
+        outcomes = (Outcome("fail", means, *bad), Outcome("pass", HEALTHY, *good))
+        title = text_of(chk.title, self.lang)
         return Step(
-            "check",
-            chk.id,
-            text_of(chk.title, self.lang),
-            chk.cost,
-            outcomes,
-            help=text_of(chk.means, self.lang),
-            check=chk,
-            cause=owners[0],
+            "check", chk.id, title, chk.cost, outcomes, help=means, check=chk, cause=owners[0]
         )
 
     def _done_steps(self) -> set[str]:
-        return {ev.step_id for ev in self.events if ev.kind in ("answer", "check", "skip")}
+        return {ev.step_key for ev in self.events if ev.kind in ("answer", "check", "skip")}
 
     def steps(self) -> list[Step]:
         """The steps still worth taking, best p/C first."""
@@ -371,7 +301,7 @@ class Walk:
         done = self._done_steps()
         ranked: list[Step] = []
         for step in self._all_steps():
-            if step.id in done:
+            if step.key in done:
                 continue
             confirmable: set[str] = set()
             removable: set[str] = set()
@@ -387,9 +317,12 @@ class Walk:
         ranked.sort(key=lambda s: (-s.efficiency, s.cost, s.kind != "check", s.id))
         return ranked
 
-    def step(self, step_id: str) -> Step:
+    def step(self, step_id: str, kind: str | None = None) -> Step:
+        """A step by its key (`check:list-interfaces`), or by id and kind."""
+        if kind is None and ":" in step_id:
+            kind, step_id = step_id.split(":", 1)
         for s in self._all_steps():
-            if s.id == step_id:
+            if s.id == step_id and kind in (None, s.kind):
                 return s
         raise WalkError(f"no step '{step_id}' in this walk")
 
@@ -400,12 +333,8 @@ class Walk:
         steps = self.steps()
         return steps[0] if steps else None
 
-    # ------------------------------------------------------------ events
-
     def answer(self, question_id: str, answer_id: str) -> Event:
-        step = self.step(question_id)
-        if step.kind != "question":
-            raise WalkError(f"'{question_id}' is a check, not a question")
+        step = self.step(question_id, "question")
         o = step.outcome(answer_id)
         return self._push(
             Event("answer", step.id, step.title, o.id, o.text, o.confirms, o.rules_out)
@@ -413,20 +342,18 @@ class Walk:
 
     def record_check(self, record: CheckRecord) -> Event:
         """A check's verdict: `fail` and `pass` move the belief, other statuses only note it."""
-        step = self.step(record.check_id)
-        confirms: tuple[str, ...] = ()
-        rules_out: tuple[str, ...] = ()
-        if record.status in ("fail", "pass"):
-            o = step.outcome(record.status)
-            confirms, rules_out = o.confirms, o.rules_out
+        step = self.step(record.check_id, "check")
+        moved = record.status in ("fail", "pass")
+        o = step.outcome(record.status) if moved else Outcome(record.status, "")
         text = record.finding or record.reason
-        return self._push(
-            Event("check", step.id, step.title, record.status, text, confirms, rules_out, record)
-        )
+        ev = Event("check", step.id, step.title, record.status, text, o.confirms, o.rules_out)
+        ev.record = record
+        return self._push(ev)
 
     def skip(self, step_id: str) -> Event:
+        """Skip a step, named by its key (or its id when that is unambiguous)."""
         step = self.step(step_id)
-        return self._push(Event("skip", step.id, step.title, "skipped"))
+        return self._push(Event("skip", step.id, step.title, "skipped", step_kind=step.kind))
 
     def choose(self, cause_id: str) -> Event:
         """The user takes this cause's fix now (the walk ends there; undo to go on)."""
@@ -438,11 +365,9 @@ class Walk:
         return self._push(Event("choose", cause_id, title, cause_id, title))
 
     def undo(self) -> Event | None:
-        if not self.events:
-            return None
-        ev = self.events.pop()
+        """Take back the last step (None when there is none)."""
         self._state = None
-        return ev
+        return self.events.pop() if self.events else None
 
     def _push(self, ev: Event) -> Event:
         self.events.append(ev)
@@ -453,8 +378,6 @@ class Walk:
     def path(self) -> list[Event]:
         return list(self.events)
 
-    # ------------------------------------------------------------ the end
-
     def conclusion(self) -> Conclusion | None:
         """Where the walk ended, or None while it should go on."""
         beliefs = self.beliefs()
@@ -463,20 +386,14 @@ class Walk:
         if self.events and self.events[-1].kind == "choose":
             cid = self.events[-1].outcome
             return Conclusion("chosen", cid, list(self.kb.causes[cid].fixes), ruled_out, standing)
-        top = standing[0] if standing else None
-        if top is not None and top.status == "confirmed" and top.p >= SETTLED:
-            return Conclusion(
-                "settled", top.id, list(self.kb.causes[top.id].fixes), ruled_out, standing
-            )
         if not standing:
             return Conclusion("unknown", None, [], ruled_out, [])
-        if self._any_step_left():
+        top = standing[0]
+        fixes = list(self.kb.causes[top.id].fixes)
+        if top.status == "confirmed" and top.p >= SETTLED:
+            return Conclusion("settled", top.id, fixes, ruled_out, standing)
+        if self.steps():
             return None
-        if top is not None and top.p > LIKELY_END and top.p > self.p_other:
-            return Conclusion(
-                "likely", top.id, list(self.kb.causes[top.id].fixes), ruled_out, standing
-            )
+        if top.p > LIKELY_END and top.p > self.p_other:
+            return Conclusion("likely", top.id, fixes, ruled_out, standing)
         return Conclusion("unknown", None, [], ruled_out, standing)
-
-    def _any_step_left(self) -> bool:
-        return bool(self.steps())

@@ -6,11 +6,32 @@ from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
+from textual.widgets import Static
 
 if TYPE_CHECKING:
     from dlperf_tui.app import DlperfHelpApp
     from kb.knowledge import KnowledgeBase
     from kb.session import Session
+
+
+class TitleBar(Static):
+    """One line at the top: the product and where you are. (Textual's Header watches titles
+    with a callback that can run before its own children exist; this has no children.)"""
+
+    DEFAULT_CSS = """
+    TitleBar {
+        dock: top;
+        height: 1;
+        background: $panel;
+        color: $foreground;
+        text-style: bold;
+        content-align: center middle;
+    }
+    """
+
+    def __init__(self, where: str = "") -> None:
+        text = "dlperf-help" + (f" — {where}" if where else " — troubleshoot distributed training")
+        super().__init__(text, markup=False)
 
 
 class BaseScreen(Screen[None]):

@@ -7,10 +7,10 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Header, Markdown
+from textual.widgets import Footer, Markdown
 
 from dlperf_tui.markdown import cause_markdown, fix_commands, fix_markdown
-from dlperf_tui.screens.base import BaseScreen
+from dlperf_tui.screens.base import BaseScreen, TitleBar
 from kb.schema.models import text_of
 
 
@@ -33,7 +33,7 @@ class CardScreen(BaseScreen):
         self.node_id = node_id
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleBar(f"{self.kind} {self.node_id}")
         with VerticalScroll(id="card-body"):
             yield Markdown(id="card-md")
         yield Footer()
@@ -45,10 +45,8 @@ class CardScreen(BaseScreen):
 
     def on_mount(self) -> None:
         if self.kind == "cause":
-            self.sub_title = f"cause {self.node_id}"
             md = cause_markdown(self.kb, self.node_id, examples=True)
         else:
-            self.sub_title = f"fix {self.node_id}"
             users = [c for c in self.kb.causes.values() if self.node_id in c.fixes]
             md = fix_markdown(self.kb.fixes[self.node_id], {}, heading="##") + (
                 "\n\n### Fixes these causes\n\n"

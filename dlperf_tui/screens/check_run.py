@@ -16,8 +16,7 @@ from textual.worker import get_current_worker
 from kb.placeholders import show_command
 from kb.runners.base import Runner
 from kb.schema.models import Check, text_of
-from kb.session import check_from_paste, missing_params
-from kb.walk import CheckRecord
+from kb.session import CheckRecord, check_from_paste, missing_params
 
 Mode = Literal["run", "paste"]
 
@@ -26,7 +25,10 @@ class CheckRunScreen(ModalScreen[CheckRecord | None]):
     """Dismissed with the check's record, or None when the user cancels."""
 
     CSS_PATH = "check_run.tcss"
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+r", "go", "Run / read", priority=True),
+    ]
 
     def __init__(self, check: Check, params: dict[str, str], mode: Mode) -> None:
         super().__init__()
@@ -39,7 +41,7 @@ class CheckRunScreen(ModalScreen[CheckRecord | None]):
     def compose(self) -> ComposeResult:
         hosts = self.app.runners.choices  # type: ignore[attr-defined]
         with VerticalScroll(classes="check-dialog"):
-            yield Label(text_of(self.check.title), classes="dialog-title")
+            yield Static(text_of(self.check.title), classes="dialog-title")
             yield Static(" ".join(text_of(self.check.means).split()), classes="dialog-detail")
             for name in self.missing:
                 doc = self.check.params.get(name)
@@ -78,7 +80,7 @@ class CheckRunScreen(ModalScreen[CheckRecord | None]):
                     ("Run this command" if not self.check.read_only else "Run")
                     if self.mode == "run"
                     else "Read the output"
-                )
+                ) + " (ctrl+r)"
                 yield Button(
                     label,
                     id="go",
@@ -124,6 +126,9 @@ class CheckRunScreen(ModalScreen[CheckRecord | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        self._go()
+
+    def action_go(self) -> None:
         self._go()
 
     def _go(self) -> None:

@@ -14,10 +14,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Static
 from textual.worker import get_current_worker
 
-from dlperf_tui.screens.base import BaseScreen
+from dlperf_tui.screens.base import BaseScreen, TitleBar
 from kb.runners.base import Runner
 
 MAX_CELL = 40
@@ -42,7 +42,7 @@ class ClusterScreen(BaseScreen):
         self._runners: list[Runner] = []
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleBar("cluster consistency")
         yield Static("Surveying…", id="cluster-status")
         yield DataTable(id="facts", zebra_stripes=True, cursor_type="row")
         with VerticalScroll(id="cluster-notes"):
@@ -50,7 +50,6 @@ class ClusterScreen(BaseScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = "cluster consistency"
         hosts = self.dapp.runners
         self._runners = [hosts.fresh(n) for n in hosts.names]
         names = ", ".join(r.name for r in self._runners)

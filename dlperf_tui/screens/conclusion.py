@@ -9,16 +9,16 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Header, Markdown, OptionList, Static
+from textual.widgets import Footer, Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from dlperf_tui.markdown import fix_commands, fix_markdown
-from dlperf_tui.screens.base import BaseScreen
+from dlperf_tui.screens.base import BaseScreen, TitleBar
 from dlperf_tui.screens.check_run import CheckRunScreen
 from kb.schema.models import text_of
-from kb.session import missing_params
-from kb.walk import Belief, CheckRecord, Conclusion, Walk
+from kb.session import CheckRecord, missing_params
+from kb.walk import Belief, Conclusion, Walk
 
 HEADLINES = {
     "settled": "Found it",
@@ -56,7 +56,7 @@ class ConclusionScreen(BaseScreen):
     ]
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleBar("the fix")
         yield Static(id="end-title")
         with VerticalScroll(id="end-body"):
             yield Static(id="fix-title")

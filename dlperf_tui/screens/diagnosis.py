@@ -9,11 +9,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
-from textual.widgets import Footer, Header, Markdown, OptionList, Static
+from textual.widgets import Footer, Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 
 from dlperf_tui.markdown import cause_markdown, fix_commands
-from dlperf_tui.screens.base import BaseScreen
+from dlperf_tui.screens.base import BaseScreen, TitleBar
 from kb.diagnosis.model import CauseResult, Diagnosis, Evidence
 from kb.schema.models import text_of
 
@@ -63,7 +63,7 @@ class DiagnosisScreen(BaseScreen):
     ]
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleBar(f"diagnosis of {self.session.log_name or 'the log'}")
         yield Static(id="diag-summary")
         with Horizontal(id="diag-body"):
             yield OptionList(id="causes")
@@ -85,7 +85,6 @@ class DiagnosisScreen(BaseScreen):
     def on_mount(self) -> None:
         d = self.diagnosis
         name = self.session.log_name or "the log"
-        self.sub_title = name
         found = (
             f"{len(d.causes)} likely cause{'s' if len(d.causes) != 1 else ''}"
             if d.causes
@@ -145,12 +144,14 @@ class DiagnosisScreen(BaseScreen):
         context = self.session.lines_at(numbers)
         evidence = self.query_one("#evidence", OptionList)
         evidence.clear_options()
+        marked = {e.line for e in cause.evidence}
+        shown: set[int] = set()  # a context line is shown once, an evidence line never as one
         for i, e in sorted(enumerate(cause.evidence), key=lambda ie: (ie[1].file, ie[1].line)):
-            evidence.add_option(
-                Option(
-                    evidence_line(e, context.get(e.line - 1), context.get(e.line + 1)), id=str(i)
-                )
-            )
+            before, after = e.line - 1, e.line + 1
+            above = context.get(before) if before not in marked | shown else None
+            below = context.get(after) if after not in marked else None
+            shown.update((before, after))
+            evidence.add_option(Option(evidence_line(e, above, below), id=str(i)))
         if cause.evidence:
             evidence.highlighted = 0
         values = ", ".join(f"{k} = {v}" for k, v in cause.params.items() if not k.startswith("__"))

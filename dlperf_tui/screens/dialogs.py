@@ -122,7 +122,7 @@ class StepsScreen(ModalScreen[str | None]):
                     Option(
                         f"{s.efficiency:5.2f}  {'check' if s.kind == 'check' else 'ask  '}  "
                         f"{' '.join(s.title.split())[:90]}  (p {s.p_settle:.2f}, cost {s.cost:g})",
-                        id=s.id,
+                        id=s.key,
                     )
                     for s in self.steps
                 ],

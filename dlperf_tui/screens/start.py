@@ -15,7 +15,6 @@ from textual.message import Message
 from textual.widgets import (
     Button,
     Footer,
-    Header,
     Static,
     TabbedContent,
     TabPane,
@@ -23,8 +22,7 @@ from textual.widgets import (
     Tree,
 )
 
-from dlperf_tui.screens.base import BaseScreen
-from dlperf_tui.screens.dialogs import OpenFileScreen
+from dlperf_tui.screens.base import BaseScreen, TitleBar
 
 if TYPE_CHECKING:
     from kb.knowledge import KnowledgeBase
@@ -33,6 +31,7 @@ INTRO = (
     "Paste a log below with your terminal's paste (ctrl+shift+v, right click, cmd+v): "
     "it is diagnosed at once. Or paste a file's path, or press ctrl+o to open one."
 )
+PREVIEW_LINES = 2000  # a longer log is shown as its first and last thousand lines
 PLACEHOLDER = "Paste the failing job's log here (a few lines around the error are enough)"
 
 
@@ -53,6 +52,10 @@ def as_path(text: str) -> Path | None:
         return None
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def symptom_text(kb: KnowledgeBase, symptom_id: str) -> Content:
     """A symptom's description and known causes, for the pane beside the tree."""
     from kb.schema.models import text_of
@@ -62,9 +65,13 @@ def symptom_text(kb: KnowledgeBase, symptom_id: str) -> Content:
     return Content.assemble(
         (text_of(s.title), "bold"),
         "\n",
-        " ".join(text_of(s.description).split()),
+        " ".join(text_of(s.description).replace("`", "").split()),
         "\n\n",
-        (f"{len(causes)} known causes, {len(s.questions)} questions to tell them apart:", "bold"),
+        (
+            f"{_count(len(causes), 'known cause')}, {_count(len(s.questions), 'question')} "
+            "to tell them apart:",
+            "bold",
+        ),
         *[f"\n• {text_of(c.title)}" for c in causes],
         "\n\n",
         ("Enter: start the walk from this symptom", "italic"),
@@ -72,20 +79,49 @@ def symptom_text(kb: KnowledgeBase, symptom_id: str) -> Content:
 
 
 class LogArea(TextArea):
-    """The paste box: tells the screen when something was pasted into it."""
+    """The paste box. A log too long to show whole is kept whole, and diagnosed whole, while
+    the box shows its beginning and its end: loading 50,000 lines into a text area takes a
+    second, a freeze nobody should feel mid-incident."""
 
     class Pasted(Message):
         def __init__(self, text: str) -> None:
             super().__init__()
             self.text = text
 
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._full: str | None = None  # the whole log while the box shows a preview
+        self._preview = ""
+
+    def show(self, text: str) -> None:
+        """Put `text` in the box (a preview of it when it is long)."""
+        lines = text.splitlines()
+        if len(lines) <= PREVIEW_LINES:
+            self._full = None
+            self.load_text(text)
+            return
+        half = PREVIEW_LINES // 2
+        gap = f"… {len(lines) - 2 * half:,} more lines, not shown here (all are diagnosed) …"
+        self.load_text("\n".join([*lines[:half], gap, *lines[-half:]]))
+        self._full, self._preview = text, self.text
+
+    @property
+    def log_text(self) -> str:
+        """The whole log: the kept paste unless the preview was edited, else the box's text."""
+        if self._full is not None and self.text == self._preview:
+            return self._full
+        return self.text
+
     async def _on_paste(self, event: events.Paste) -> None:
         event.prevent_default()  # TextArea's own handler would insert the text again
         event.stop()
         text = normalise(event.text)
-        if not self.text.strip():
-            self.load_text(text)  # one document load, not an edit: fast for huge pastes
+        before = self.log_text
+        if not before.strip():
+            self.show(text)
             self.move_cursor(self.document.end)
+        elif self._full is not None or text.count("\n") >= PREVIEW_LINES:
+            self.show(f"{before}\n{text}")
         else:
             await super()._on_paste(events.Paste(text))
         self.post_message(self.Pasted(text))
@@ -106,7 +142,7 @@ class StartScreen(BaseScreen):
     ]
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleBar()
         with TabbedContent(initial="paste-tab", id="start-tabs"):
             with TabPane("Paste a log", id="paste-tab"):
                 yield Static(INTRO, id="intro")
@@ -166,7 +202,7 @@ class StartScreen(BaseScreen):
         self.query_one(TabbedContent).active = "paste-tab"
         area.focus()
         text = normalise(event.text)
-        area.load_text(text if not area.text.strip() else f"{area.text}\n{text}")
+        area.show(text if not area.log_text.strip() else f"{area.log_text}\n{text}")
         self._pasted(text)
 
     def on_log_area_pasted(self, message: LogArea.Pasted) -> None:
@@ -176,22 +212,24 @@ class StartScreen(BaseScreen):
         area = self.query_one(LogArea)
         path = as_path(text)
         if path is not None:
-            area.load_text("")
+            area.show("")
             self.query_one("#paste-status", Static).update(f"opened {path}")
             self.dapp.diagnose(path=path)
             return
-        lines = area.document.line_count
-        self.query_one("#paste-status", Static).update(f"{lines:,} lines")
-        self.dapp.diagnose(text=area.text)
+        log = area.log_text
+        self.query_one("#paste-status", Static).update(f"{log.count(chr(10)) + 1:,} lines")
+        self.dapp.diagnose(text=log)
 
     def action_diagnose(self) -> None:
         area = self.query_one(LogArea)
-        if not area.text.strip():
+        if not area.log_text.strip():
             self.notify("Paste a log first, or open a file with ctrl+o.", severity="warning")
             return
-        self._pasted(area.text)
+        self._pasted(area.log_text)
 
     def action_open_file(self) -> None:
+        from dlperf_tui.screens.dialogs import OpenFileScreen
+
         def opened(path: Path | None) -> None:
             if path is not None:
                 self.dapp.diagnose(path=path)
@@ -199,7 +237,7 @@ class StartScreen(BaseScreen):
         self.app.push_screen(OpenFileScreen(), opened)
 
     def action_clear(self) -> None:
-        self.query_one(LogArea).load_text("")
+        self.query_one(LogArea).show("")
         self.query_one("#paste-status", Static).update("")
 
     def action_switch_tab(self) -> None:

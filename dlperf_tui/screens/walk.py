@@ -10,18 +10,18 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from dlperf_tui.screens.base import BaseScreen
+from dlperf_tui.screens.base import BaseScreen, TitleBar
 from dlperf_tui.screens.check_run import CheckRunScreen
 from dlperf_tui.screens.dialogs import StepsScreen
 from kb.placeholders import show_command
 from kb.runners.base import Runner
 from kb.schema.models import text_of
-from kb.session import missing_params
-from kb.walk import Belief, CheckRecord, Step, Walk
+from kb.session import CheckRecord, missing_params
+from kb.walk import Belief, Step, Walk
 
 ICONS = {"confirmed": "✔", "open": "?", "ruled_out": "✘"}
 STYLES = {"confirmed": "bold $success", "open": "", "ruled_out": "dim strike"}
@@ -64,9 +64,11 @@ class WalkScreen(BaseScreen):
         super().__init__()
         self.step: Step | None = None
         self._check_runners: list[Runner] = []
+        self._pinned: str | None = None  # the key of a step the user picked with `o`
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        titles = [text_of(self.kb.symptoms[s].title) for s in self.walk.symptoms]
+        yield TitleBar("walk: " + (", ".join(titles) or "from the log"))
         yield Static(id="walk-path")
         with Horizontal(id="walk-body"):
             with Vertical(id="step-pane"):
@@ -85,8 +87,6 @@ class WalkScreen(BaseScreen):
         return walk
 
     def on_mount(self) -> None:
-        titles = [text_of(self.kb.symptoms[s].title) for s in self.walk.symptoms]
-        self.sub_title = "walk: " + (", ".join(titles) or "from the log")
         self.refresh_walk()
 
     def on_screen_resume(self) -> None:
@@ -101,18 +101,13 @@ class WalkScreen(BaseScreen):
             start = f"log ({start})"
         path = " › ".join([f"start: {start}", *(e.summary() for e in walk.events)])
         self.query_one("#walk-path", Static).update(Content.assemble(("Path ", "bold"), path))
-        self.query_one("#beliefs", Static).update(
-            Content("\n").join(
-                [belief_content(b) for b in walk.beliefs()]
-                + [
-                    Content.styled(
-                        f"  {walk.p_other:4.0%}  something the knowledge base does not know", "dim"
-                    )
-                ]
-            )
-        )
+        other = f"  {walk.p_other:4.0%}  something the knowledge base does not know"
+        lines = [*map(belief_content, walk.beliefs()), Content.styled(other, "dim")]
+        self.query_one("#beliefs", Static).update(Content("\n").join(lines))
         end = walk.conclusion()
-        self.step = None if end is not None else walk.next_step()
+        steps = walk.steps() if end is None else []
+        pinned = [s for s in steps if s.key == self._pinned]  # a step picked from the list
+        self.step = pinned[0] if pinned else (steps[0] if steps else None)
         self._draw_step()
         self.refresh_bindings()
         if end is not None and conclude:
@@ -203,7 +198,7 @@ class WalkScreen(BaseScreen):
 
     def action_skip(self) -> None:
         if self.step is not None:
-            self.walk.skip(self.step.id)
+            self.walk.skip(self.step.key)
             self.refresh_walk()
 
     def action_undo(self) -> None:
@@ -223,9 +218,8 @@ class WalkScreen(BaseScreen):
     def action_other_steps(self) -> None:
         def chosen(step_id: str | None) -> None:
             if step_id is not None:
-                self.step = next(s for s in self.walk.steps() if s.id == step_id)
-                self._draw_step()
-                self.refresh_bindings()
+                self._pinned = step_id
+                self.refresh_walk(conclude=False)
 
         steps = self.walk.steps()
         if steps:

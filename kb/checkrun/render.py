@@ -35,7 +35,10 @@ def summary(report: RunReport) -> str:
         ("SSH between nodes (BatchMode, job port)", report.matrix),
         ("Large-packet ping between nodes", report.ping),
     ):
-        if matrix:
+        cells = {s for row in matrix.values() for s in row.values()}
+        if cells == {"unavailable"}:
+            lines += [f"{title}: not available (the tool is not installed on the nodes)", ""]
+        elif matrix:
             order = [h.host for h in report.hosts]
             lines += [f"{title}: from (rows) -> to (columns)", *_table(matrix, order), ""]
     parts = [

@@ -156,6 +156,8 @@ def run(args: argparse.Namespace) -> int:
             check_port(value, what)
     if args.parallel < 1:
         raise UserError("--parallel must be at least 1")
+    if not 0 < args.connect_timeout <= 600:
+        raise UserError("--connect-timeout must be between 0 and 600 seconds")
     params, diag_causes = _params(args)
     targets = _targets(args)
     survey_mode = not (args.cause or args.symptom or args.check_ids or args.fix or diag_causes)

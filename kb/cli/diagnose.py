@@ -17,6 +17,11 @@ HELP = "diagnose logs: the likely causes, the lines that show them, and the fixe
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.epilog = (
+        "Exit status: 0 no known problem found, 1 a likely cause found, 2 some input could "
+        "not be read (the rest is still diagnosed). A cause is listed when its rule fires and "
+        "its confidence is at least 0.5."
+    )
     p.add_argument(
         "logs",
         nargs="*",

@@ -72,7 +72,12 @@ class Stamp:
 
 def time_of(text: str) -> Stamp | None:
     head = text[:200]
-    m = _ISO.search(head) or _GLOG.search(head)
+    year = ""
+    m = _ISO.search(head)
+    if m is not None:
+        year = m["y"] + "-"
+    else:
+        m = _GLOG.search(head)
     if m is not None:
         mo, d = int(m["mo"]), int(m["d"])
     else:
@@ -80,8 +85,9 @@ def time_of(text: str) -> Stamp | None:
         if m is None:
             return None
         mo, d = _MONTHS[m["mon"].lower()], int(m["d"])
-    sec = float(m["s"].replace(",", "."))
-    return Stamp((mo, d, int(m["h"]), int(m["mi"]), sec), m.group(0).strip(" [_"))
+    s = m["s"].replace(",", ".")
+    shown = f"{year}{mo:02d}-{d:02d} {m['h']}:{m['mi']}:{s}"
+    return Stamp((mo, d, int(m["h"]), int(m["mi"]), float(s)), shown)
 
 
 def host_of(text: str) -> str | None:

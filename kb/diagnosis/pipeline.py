@@ -212,7 +212,8 @@ class Session:
     def _block(self, block: reader.Block) -> None:
         data = block.data
         if self._follow:
-            self._deliver_follow(block, block.lo, block.first_line)
+            carried, self._follow = self._follow, []
+            self._deliver_follow(carried, block, block.lo, block.first_line)
         if self.scanner is None:
             for n, start, text in reader.iter_lines(block):
                 self._reference_line(n, start, text, block)
@@ -248,16 +249,14 @@ class Session:
             return
         a.deliver(tap.id, line_no, text)
         if tap.follow:
-            self._follow.append((a, tap.id, tap.follow))
             end = block.data.find(b"\n", start, block.hi)
-            self._deliver_follow(block, end + 1, line_no + 1)
+            self._deliver_follow([(a, tap.id, tap.follow)], block, end + 1, line_no + 1)
 
-    def _deliver_follow(self, block: reader.Block, pos: int, first: int) -> None:
-        """Give pending analyzers the lines from offset `pos` on (those that follow their
-        tap line), continuing into the next block when this one ends first."""
-        pending, self._follow = self._follow, []
-        if not pending:
-            return
+    def _deliver_follow(
+        self, pending: list[tuple[Analyzer, str, int]], block: reader.Block, pos: int, first: int
+    ) -> None:
+        """Give analyzers the lines from offset `pos` on (those that follow their tap
+        line); what the block cannot give yet is carried to the next block."""
         need = max(left for _, _, left in pending)
         lines: list[str] = []
         data, hi = block.data, block.hi

@@ -151,9 +151,14 @@ def rank(
     for c in diag.causes:
         diag.symptoms.extend(rules.causes[c.id].symptoms)
     diag.symptoms = list(dict.fromkeys(s for s in diag.symptoms if s in rules.symptoms))
-    diag.notes = list({n.id: n for n in diag.notes}.values())
+    first: dict[str, Note] = {}
+    for n in diag.notes:
+        first.setdefault(n.id, n)
+    diag.notes = list(first.values())
+    # a generic cause (timeouts everywhere) follows the failure; look at specific ones first
+    specific = [c for c in diag.causes if not rules.causes[c.id].generic] or diag.causes
     diag.first_failure = first_failure(
-        [e for c in diag.causes for p in reported[c.id] for e in p.evidence], context
+        [e for c in specific for p in reported[c.id] for e in p.evidence], context
     )
     return diag
 

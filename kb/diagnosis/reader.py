@@ -16,6 +16,7 @@ import gzip
 import io
 import os
 import re
+import stat
 import sys
 import zlib
 from collections.abc import Iterator
@@ -74,6 +75,9 @@ def open_input(name: str) -> BinaryIO:
         try:
             if os.path.isdir(name):
                 raise InputError(f"{name}: is a directory (give the log files in it)")
+            mode = os.stat(name).st_mode
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+                raise InputError(f"{name}: a device, not a log file")
             stream = open(name, "rb")  # noqa: SIM115 - closed by the caller
         except InputError:
             raise

@@ -87,8 +87,6 @@ def render(
         for n in diag.notes:
             where = f" ({n.evidence[0].file}:{n.evidence[0].line})" if n.evidence else ""
             out.append(f"  - {n.text}{st.dim(where)}")
-    for err in diag.errors:
-        out.append(f"error: {err['error']}")
     if explain:
         out.append("")
         out.append(st.dim(f"Causes are listed when their confidence is at least {LIKELY}."))

@@ -52,6 +52,7 @@ class SSHOptions:
     """What every connection of a run shares: trust, credentials, limits."""
 
     known_hosts: Path = field(default_factory=lambda: Path.home() / ".ssh" / "known_hosts")
+    global_known_hosts: Path | None = Path("/etc/ssh/ssh_known_hosts")  # read, never written
     accept_new_host_keys: bool = False
     identity_files: list[Path] = field(default_factory=list)  # -i, tried first
     connect_timeout: float = 10.0
@@ -114,8 +115,9 @@ class Session:
 
         if self._known is None:
             self._known = paramiko.HostKeys()
-            if self.options.known_hosts.is_file():
-                self._known.load(str(self.options.known_hosts))
+            for path in (self.options.global_known_hosts, self.options.known_hosts):
+                if path is not None and path.is_file():
+                    self._known.load(str(path))
         return self._known
 
     # ---------------------------------------------------------------- private keys

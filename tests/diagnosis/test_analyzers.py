@@ -253,3 +253,19 @@ def test_slow_scaling_makes_socket_traffic_between_nodes_the_cause(rules, tmp_pa
     )
     diag = diagnose_paths(rules, [log])
     assert [c.id for c in diag.causes] == ["nccl-ib-missing"]
+
+
+def test_command_output_blocks_split_across_reads_are_read_whole(
+    rules, tmp_path: Path, monkeypatch
+) -> None:
+    from kb.diagnosis import reader
+
+    monkeypatch.setattr(reader, "CHUNK", 64)
+    log = tmp_path / "pasted.txt"
+    log.write_text(CHECK_BUILD + "\n" + IBSTAT.format(state="Down", phys="Disabled") + TOPO_SYS)
+    diag = diagnose_paths(rules, [log])
+    assert {c.id for c in diag.causes} == {
+        "horovod-built-without-nccl",
+        "nccl-ib-missing",
+        "gpu-topology-slow",
+    }

@@ -89,6 +89,11 @@ def test_missing_file_and_directory_are_errors_and_others_still_diagnosed(
     assert _ids(diag) == ["cuda-lib-missing"]
 
 
+def test_a_device_is_refused_instead_of_read_forever(rules) -> None:
+    diag = diagnose_paths(rules, ["/dev/zero"])
+    assert diag.errors == [{"file": "/dev/zero", "error": "/dev/zero: a device, not a log file"}]
+
+
 def test_gzip_is_recognised_by_content_whatever_the_name(rules, tmp_path: Path) -> None:
     path = tmp_path / "rank0.txt"
     path.write_bytes(gzip.compress(("x\n" * 5000 + CUDA_LINE + "\n").encode()))

@@ -118,3 +118,21 @@ def test_json_evidence_is_cut_around_the_match(rules) -> None:
     shown = diag.causes[0].evidence[0].to_json()["text"]
     assert len(shown) == 500
     assert "libcudart.so.10.1: cannot open shared object file" in shown
+
+
+def test_the_first_failure_is_a_specific_causes_line_not_a_later_timeout(
+    rules, tmp_path: Path
+) -> None:
+    unreachable = "NCCL WARN Connect to 10.0.0.9<4000> failed : Network is unreachable"
+    r0 = tmp_path / "rank0.log"
+    r1 = tmp_path / "rank1.log"
+    r0.write_text(
+        "[2026-11-29 10:00:01] [Rank 0] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=9, OpType=ALLREDUCE)\n"
+        f"[2026-11-29 10:00:09] gpu1:11:11 [0] {unreachable}\n"
+    )
+    r1.write_text(f"[2026-11-29 10:00:03] gpu2:22:22 [1] {unreachable}\n")
+    diag = diagnose_paths(rules, [r0, r1])
+    assert [c.id for c in diag.causes] == ["nccl-wrong-interface", "nccl-timeout-hang"]
+    assert diag.first_failure is not None
+    assert (diag.first_failure["file"], diag.first_failure["line"]) == (str(r1), 1)

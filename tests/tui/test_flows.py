@@ -8,7 +8,7 @@ from pathlib import Path
 from textual.widgets import TextArea
 
 from tests.tui.common import IP_ADDR_PHYSICAL_ONLY, IP_ADDR_WITH_DOCKER, LOG
-from tests.tui.driving import paste, screen_text, shows, until, until_screen
+from tests.tui.driving import paste, shows, until, until_screen
 
 SIZE = (80, 24)
 

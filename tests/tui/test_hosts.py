@@ -11,8 +11,7 @@ import pytest
 from dlperf_tui.hosts import ALL, LOCAL, Hosts
 from kb.errors import UserError
 from kb.knowledge import KnowledgeBase
-from kb.session import combine
-from kb.walk import CheckRecord
+from kb.session import CheckRecord, combine
 from tests.tui.driving import shows, until, until_screen
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "ssh"))

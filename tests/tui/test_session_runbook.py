@@ -101,8 +101,10 @@ def test_the_causes_ruled_in_and_out_say_why(kb: KnowledgeBase):
     ruled_out = md.split("Ruled out:\n", 1)[1]
     assert ruled_out.startswith(
         "- **NCCL uses a virtual or unreachable network interface** "
-        "(`nccl-wrong-interface`): ruled out. ruled out because you answered"
+        "(`nccl-wrong-interface`), ruled out: ruled out because you answered"
     )
+    # the causes nobody looked at are listed by id, not as a wall of "possible"
+    assert "- **A collective timed out" in md  # 47%: still a contender, shown in full
 
 
 def test_a_session_that_ends_unknown_says_so(kb: KnowledgeBase):
@@ -115,3 +117,17 @@ def test_a_session_that_ends_unknown_says_so(kb: KnowledgeBase):
         "Outcome",
         "Symptom",
     ]
+
+
+def test_causes_nobody_looked_at_are_listed_by_id_only(kb: KnowledgeBase):
+    md = session_runbook.render(finished_session(kb))
+    causes = md.split("## Causes", 1)[1].split("##", 1)[0]
+    assert (
+        "Not examined (no evidence either way, each under 5%): `nccl-timeout-hang`, "
+        "`nccl-ib-missing`."
+        in causes
+        or "Not examined (no evidence either way, each under 5%): `nccl-ib-missing`, "
+        "`nccl-timeout-hang`."
+        in causes
+    )
+    assert causes.count("- **") == 1  # only the confirmed cause in full

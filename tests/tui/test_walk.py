@@ -6,7 +6,8 @@ import pytest
 
 from kb.diagnosis.engine import diagnose_paths
 from kb.knowledge import KnowledgeBase
-from kb.walk import OTHER_ODDS, CheckRecord, Walk, WalkError
+from kb.session import CheckRecord
+from kb.walk import OTHER_ODDS, Walk, WalkError
 from tests.tui.common import LOG
 
 
@@ -172,3 +173,26 @@ def test_unknown_symptoms_steps_and_answers_are_errors(kb: KnowledgeBase):
         walk.answer("list-interfaces", "virtual")  # a check, not a question
     with pytest.raises(KeyError):
         walk.answer("nccl-debug-shows-interface", "maybe")
+
+
+def test_a_question_and_a_check_may_share_an_id_and_two_symptoms_a_question(kb: KnowledgeBase):
+    from dataclasses import replace as dc_replace
+
+    hang = kb.symptoms["multi-node-hang"]
+    twin = hang.questions[0].model_copy(update={"id": "list-interfaces"})
+    symptoms = dict(kb.symptoms)
+    symptoms["multi-node-hang"] = hang.model_copy(update={"questions": [*hang.questions, twin]})
+    symptoms["low-multi-node-speedup"] = symptoms["low-multi-node-speedup"].model_copy(
+        update={"questions": [*symptoms["low-multi-node-speedup"].questions, hang.questions[0]]}
+    )
+    kb2 = dc_replace(kb, symptoms=symptoms)
+    diag = diagnose_paths(kb, [LOG])
+    diag.symptoms = ["multi-node-hang", "low-multi-node-speedup"]
+    walk = Walk(kb2, diagnosis=diag)
+    keys = [s.key for s in walk.steps()]
+    assert len(keys) == len(set(keys))
+    assert {"check:list-interfaces", "question:list-interfaces"} <= set(keys)
+    assert keys.count("question:nccl-debug-shows-interface") == 1
+    walk.skip("check:list-interfaces")
+    keys = [s.key for s in walk.steps()]
+    assert "check:list-interfaces" not in keys and "question:list-interfaces" in keys

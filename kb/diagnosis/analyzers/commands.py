@@ -57,7 +57,7 @@ class Commands(Analyzer):
         elif tap == "hvd-ops":
             self._ops_at = (self.file, line_no)
         elif tap == "hvd-ops:follow" and self._near(self._ops_at, line_no, 10):
-            m = _BOX.match(text)
+            m = _BOX.match(text[:200])
             if m:
                 ev = self.evidence(line_no, text, 0, len(text), "check-build")
                 self.ops.append((ev, m["name"].strip(), m["mark"] != " "))

@@ -41,7 +41,7 @@ class Context(Analyzer):
         elif tap == "root-cause:follow" and self.root_cause is not None:
             if self.root_cause.get("file") != self.file or line_no - self._rc_line > 8:
                 return
-            m = _FIELD.match(text)
+            m = _FIELD.match(text[:300])
             if m and m.group(1) not in self.root_cause:
                 value = m.group(2)
                 if m.group(1) == "rank":

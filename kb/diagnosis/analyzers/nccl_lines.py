@@ -16,10 +16,12 @@ from kb.diagnosis.model import Evidence
 
 MakeEvidence = Callable[[int, str, int, int], Evidence]
 
+# searched in a line's first PREFIX_REACH characters only: bounded work on huge lines
 _PREFIX = re.compile(
-    r"(?:^|[\s\]>:])(?P<host>[A-Za-z0-9][\w.\-]*):(?P<pid>\d+):\d+ \[\d+\](?: \S+:\d+)? "
-    r"(?:NCCL )?(?:INFO|WARN) (?P<msg>.*)$"  # NCCL 2.3 and older print no "NCCL"
+    r"(?:^|[\s\]>:])(?P<host>[A-Za-z0-9][\w.\-]{0,100}):(?P<pid>\d{1,10}):\d{1,10} \[\d{1,4}\]"
+    r"(?: \S{1,80}:\d{1,6})? (?:NCCL )?(?:INFO|WARN) "  # NCCL 2.3 and older print no "NCCL"
 )
+PREFIX_REACH = 300
 _VERSION = re.compile(r"^NCCL version (?P<v>\d+\.\d+\.\d+)\S*")
 _IFACE = re.compile(
     r"^(?:Bootstrap|NET/Socket|NET) ?: Using (?:interface )?(?:\[\d+\])?"
@@ -88,12 +90,12 @@ def read(state: State, tap: str, line_no: int, text: str, ev: MakeEvidence) -> N
             proc.comm = "nccl-tests"
             s.ranks[("nccl-tests", int(m["rank"]))] = (proc.host, proc.pid)
         return
-    m = _PREFIX.search(text)
+    m = _PREFIX.search(text, 0, PREFIX_REACH)
     if m is None:
         return
     key = (m["host"], m["pid"])
     proc = s.procs.get(key) or s.procs.setdefault(key, Proc(*key))
-    msg, at = m["msg"], m.start("msg")
+    msg, at = text[m.end() :], m.end()
     if tap == "channel":
         c = _CHANNEL.match(msg)
         if c:

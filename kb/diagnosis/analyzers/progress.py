@@ -24,7 +24,7 @@ _STEP = re.compile(
 )
 _NODES_GPUS = re.compile(r"\b(\d{1,3})n(\d{1,2})g\b\D{0,40}?(\d[\d,]*(?:\.\d+)?)", re.I)
 _GPUS_UNIT = re.compile(
-    r"\b(\d+)\s*(?:x\s*)?GPUs?\b\D{0,40}?(\d[\d,]*(?:\.\d+)?)\s*"
+    r"\b(\d{1,6})\s*(?:x\s*)?GPUs?\b\D{0,40}?(\d[\d,]{0,20}(?:\.\d+)?)\s*"
     r"(?:img/s|images?/s(?:ec)?|samples?/s(?:ec)?|seq(?:uences)?/s|sentences/s|tokens?/s|it/s)",
     re.I,
 )

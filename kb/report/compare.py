@@ -15,36 +15,13 @@ from typing import Any
 from kb import ifadvice
 from kb.report.causes import CauseBook
 from kb.report.load import Node
+from kb.survey.facts import FACTS
 
-SAME = (
-    "gpu_model",
-    "gpu_count",
-    "driver_version",
-    "cuda_version",
-    "cuda_runtime_versions",
-    "cudnn_version",
-    "nccl_version",
-    "nccl_system_version",
-    "python_version",
-    "torch_version",
-    "tensorflow_version",
-    "paddle_version",
-    "mxnet_version",
-    "horovod_version",
-    "horovod_nccl",
-    "openmpi_version",
-    "ofed_version",
-    "ib_devices",
-    "ib_verbs_devices",
-    "shm_size_bytes",
-    "memlock_limit",
-    "gpu_topology",
-    "container",
-    "os",
-    "kernel",
-)
 UNIQUE = ("hostname",)
 SHOWN = ("interfaces",)
+# every other fact the survey reports must agree across nodes; the environment is
+# compared variable by variable, and boot ids tell machines apart, so neither is here
+SAME = tuple(f for f in FACTS if f not in (*UNIQUE, *SHOWN, "env", "boot_id"))
 
 
 @dataclass

@@ -44,14 +44,7 @@ def parse_ibstatus(text: str) -> list[dict[str, Any]]:
     for line in text.splitlines():
         m = _DEV.match(line.strip())
         if m:
-            cur = {
-                "device": m["dev"],
-                "port": int(m["port"]),
-                "state": "",
-                "phys_state": "",
-                "rate": "",
-                "link_layer": "",
-            }
+            cur = _new_port(m["dev"], int(m["port"]))
             ports.append(cur)
             continue
         f = _FIELD.match(line)
@@ -62,6 +55,11 @@ def parse_ibstatus(text: str) -> list[dict[str, Any]]:
     for p in ports:
         p["state"] = p["state"].upper()
     return ports
+
+
+def _new_port(device: str, port: int) -> dict[str, Any]:
+    """An IB port record with the fields both parsers fill."""
+    return {"device": device, "port": port, "state": "", "phys_state": "", "rate": "", "link_layer": ""}
 
 
 _CA = re.compile(r"^CA '(?P<dev>[^']+)'")
@@ -87,14 +85,7 @@ def parse_ibstat(text: str) -> list[dict[str, Any]]:
             continue
         p = _PORT.match(line)
         if p and dev:
-            cur = {
-                "device": dev,
-                "port": int(p["port"]),
-                "state": "",
-                "phys_state": "",
-                "rate": "",
-                "link_layer": "",
-            }
+            cur = _new_port(dev, int(p["port"]))
             ports.append(cur)
             continue
         kv = _KV.match(line)

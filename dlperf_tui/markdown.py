@@ -17,11 +17,16 @@ def _para(text: str) -> str:
     return " ".join(text.split())
 
 
+def _plain(title: str) -> str:
+    """A title as literal Markdown text: `veth*` must not start an emphasis."""
+    return "".join(f"\\{c}" if c in "\\`*_[]<>#" else c for c in title)
+
+
 def check_markdown(chk: Check, params: dict[str, str], lang: str = "en") -> str:
     kind = "read-only" if chk.read_only else "**changes the machine**"
     return "\n\n".join(
         [
-            f"- **{text_of(chk.title, lang)}** ({kind}, cost {chk.cost:g})",
+            f"- **{_plain(text_of(chk.title, lang))}** ({kind}, cost {chk.cost:g})",
             fence(show_command(chk.run, params)),
             f"  A problem if it shows: {fill_text(_para(text_of(chk.means, lang)), params)}",
         ]
@@ -36,7 +41,7 @@ def fix_markdown(
     commands: bool = True,
 ) -> str:
     """A fix's steps (and, unless shown elsewhere, its commands) with the values filled in."""
-    parts = [f"{heading} {text_of(fix.title, lang)}"] if heading else []
+    parts = [f"{heading} {_plain(text_of(fix.title, lang))}"] if heading else []
     parts.append(fill_text(text_of(fix.steps, lang), params))
     for cmd in fix.commands if commands else []:
         where = f" ({cmd.where})" if cmd.where else ""
@@ -72,7 +77,7 @@ def cause_markdown(
     """Explanation, checks and fixes of a cause, values filled in."""
     params = params or {}
     c = kb.causes[cause_id]
-    parts = [f"## {text_of(c.title, lang)}"] if title else []
+    parts = [f"## {_plain(text_of(c.title, lang))}"] if title else []
     parts += [
         f"`{c.id}` · area {kb.area_of(c.id) or '-'} · prior {c.prior:g}",
         fill_text(text_of(c.description, lang), params),

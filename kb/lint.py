@@ -252,7 +252,10 @@ def check_matchers(kb: KnowledgeBase) -> Iterator[Issue]:
                     yield _issue(src, src.line(*loc, "threshold"), nid, "fuzzy-threshold",
                                  f"fuzzy threshold {m.threshold} is out of range",
                                  "use 50-100; 85 suits most log lines")
-                if sig.alone and _is_generic(m):
+                # an `or` signature fires on any one matcher; an `and` one only on all together
+                weak = _is_generic(m) if sig.condition == "or" else all(
+                    _is_generic(other) for other in sig.matchers)
+                if sig.alone and weak and (sig.condition == "or" or mi == 0):
                     yield _issue(src, src.line(*loc), nid, "weak-signature",
                                  f"signature '{sig.id}' rests on a short or generic text",
                                  "match a longer, specific phrase, or set alone: false",

@@ -14,21 +14,28 @@ Semantics, in one place:
 - a fuzzy matcher fires where the line's *shape* (numbers, hex, addresses, paths
   masked) reaches `threshold` against the text's shape with rapidfuzz `partial_ratio`,
   provided the line holds at least one of the text's anchor words (its longer words,
-  common log words aside) and is not much shorter than the text; in a line more than
-  six times the text's length only the stretches around anchor words are compared;
+  common log words aside) as a word (not inside a longer one: `connect` is not in
+  `connection`) and is not much shorter than the text; in a line more than six times
+  the text's length only the stretches around anchor words are compared;
+- a regex anchored at a line start (`^`) also fires on a line's *content*: the line
+  after quoting and launcher prefixes (`> `, `[rank3]:`, `(pid=12)`, ...; see
+  `kb.diagnosis.decorations`), its span counted in the whole line;
 - `condition: or` fires when any matcher fires on some line, `and` when every matcher
   fires somewhere in the same log; `unless` matchers veto the line (`scope: line`) or
   the whole log (`scope: log`);
-- `extract` regexes pull more values from the lines that fired.
+- `extract` regexes pull more values from the lines that fired;
+- a line fed twice (a physical line, then the logical line that a terminal wrapped
+  into several) gives each matcher at most one hit.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kb.diagnosis.decorations import content_start, has_line_anchor
 from kb.re2syntax import compile_re2
 
 # ---------------------------------------------------------------- masking for fuzzy matching
@@ -74,6 +81,13 @@ def anchors_of(text: str) -> tuple[str, ...]:
     words = {w.lower() for w in _WORD.findall(_TOKENS.sub(" ", mask(text)))}
     specific = sorted(w for w in words if w not in _COMMON_WORDS)
     return tuple(specific or sorted(words))
+
+
+def anchor_regex(anchors: Iterable[str]) -> str:
+    """A regex (RE2, hyperscan and `re` alike; use it ignoring case) that finds any of
+    the anchor words as a word: not inside a longer run of letters and underscores."""
+    words = "|".join(re.escape(a) for a in anchors)
+    return f"(?:^|[^A-Za-z_])(?:{words})(?:[^A-Za-z_]|$)"
 
 
 # ---------------------------------------------------------------- plain specs
@@ -195,14 +209,17 @@ class CompiledMatcher:
     def __init__(self, spec: Any) -> None:
         self.spec = spec = matcher_spec(spec)
         self.kind = spec.type
+        self.anchored = False  # a regex anchored at a line start: also tried on the content
         if spec.type == "regex":
             self._rx = compile_re2(spec.pattern, spec.ignore_case)
+            self.anchored = has_line_anchor(spec.pattern)
         elif spec.type == "substring":
             self._needle = spec.text.lower() if spec.ignore_case else spec.text
         elif spec.type == "fuzzy":
             self._template = mask(spec.text).lower()
             self._threshold = spec.threshold
             self.anchors = anchors_of(spec.text)
+            self._anchor_rx = re.compile(anchor_regex(self.anchors)) if self.anchors else None
             self._by_key: dict[str, bool] = {}
             self._by_shape: dict[str, bool] = {}
         else:
@@ -222,9 +239,19 @@ class CompiledMatcher:
             return None if i < 0 else Span(i, i + len(self._needle), {})
         return Span(0, len(line), {}) if self._fuzzy(line) else None
 
+    def search_line(self, line: str, content: int) -> Span | None:
+        """`search` on the line, and for an anchored regex also on its content (the
+        line from offset `content` on, past its decorations)."""
+        span = self.search(line)
+        if span is None and self.anchored and content > 0:
+            inner = self.search(line[content:])
+            if inner is not None:
+                span = Span(inner.start + content, inner.end + content, inner.params)
+        return span
+
     def _fuzzy(self, line: str) -> bool:
         low = line.lower()
-        if self.anchors and not any(a in low for a in self.anchors):
+        if self._anchor_rx is not None and self._anchor_rx.search(low) is None:
             return False
         key = line.translate(_DIGITS)
         hit = self._by_key.get(key)
@@ -239,14 +266,13 @@ class CompiledMatcher:
         """The line, or for a long line the stretches around its anchor words (the part
         aligned with the text must hold one), so a 64 KB line costs what a short one does."""
         reach = 2 * len(self.spec.text)
-        if len(low) <= 3 * reach or not self.anchors:
+        if len(low) <= 3 * reach or self._anchor_rx is None:
             return [low]
         parts: list[str] = []
-        for word in self.anchors:
-            i = low.find(word)
-            while i >= 0 and len(parts) < FUZZY_WINDOWS:
-                parts.append(low[max(0, i - reach) : i + len(word) + reach])
-                i = low.find(word, i + 1)
+        for m in self._anchor_rx.finditer(low):
+            parts.append(low[max(0, m.start() - reach) : m.end() + reach])
+            if len(parts) >= FUZZY_WINDOWS:
+                break
         return parts
 
     def _shape_hit(self, shape: str) -> bool:
@@ -306,31 +332,51 @@ class SignatureMatcher:
     def reset(self) -> None:
         """Forget the log fed so far (the compiled matchers are kept)."""
         self.hits: list[list[Hit]] = [[] for _ in self.matchers]
-        self.counts = [0] * len(self.matchers)
         self.vetoed = False
+        self.line_vetoed = 0  # lines a matcher fired on that a line-scope `unless` rejected
 
     @property
     def saturated(self) -> bool:
         """True when more lines cannot change the result (vetoes aside)."""
         return self.vetoed or all(len(h) >= self.MAX_HITS for h in self.hits)
 
-    def feed(self, line_no: int, line: str) -> None:
-        """Test one line (already cleaned of ANSI codes and line ends)."""
+    def feed(
+        self,
+        line_no: int,
+        line: str,
+        again: bool = False,
+        only: Collection[int] | None = None,
+        log_vetoes: bool = True,
+    ) -> None:
+        """Test one line (already cleaned of ANSI codes and line ends); `again` when the
+        line (by number) may have been fed before, as part of a wrapped logical line.
+        A caller that knows which matchers could fire (a prefilter) passes their indices
+        as `only`, and `log_vetoes=False` when no log veto can fire on the line."""
         if self.vetoed:
             return
-        for veto in self.log_vetoes:
-            if veto.search(line):
-                self.vetoed = True
-                return
-        spans = [(i, s) for i, m in enumerate(self.matchers) if (s := m.search(line)) is not None]
+        content = content_start(line)
+        if log_vetoes:
+            for veto in self.log_vetoes:
+                if veto.search_line(line, content):
+                    self.vetoed = True
+                    return
+        matchers = self.matchers
+        spans = [
+            (i, s)
+            for i in (range(len(matchers)) if only is None else only)
+            if (s := matchers[i].search_line(line, content))
+        ]
         if not spans:
             return
-        if any(v.search(line) for v in self.line_vetoes):
+        if any(v.search_line(line, content) for v in self.line_vetoes):
+            self.line_vetoed += 1
             return
         for i, span in spans:
-            self.counts[i] += 1
-            if len(self.hits[i]) < self.MAX_HITS:
-                self.hits[i].append(Hit(line_no, line, span.start, span.end, dict(span.params)))
+            hits = self.hits[i]
+            if again and any(h.line_no == line_no for h in hits):
+                continue
+            if len(hits) < self.MAX_HITS:
+                hits.append(Hit(line_no, line, span.start, span.end, dict(span.params)))
 
     def result(self) -> SignatureResult | None:
         if self.vetoed:

@@ -38,7 +38,7 @@ def render(session: Session) -> str:
     def add(*blocks: str) -> None:
         parts.extend(blocks)
 
-    add(f"# Troubleshooting runbook: {session.title()}")
+    add(f"# Troubleshooting runbook: {_lit(session.title())}")
     when = session.started.strftime("%Y-%m-%d %H:%M %Z").strip()
     add(f"*Written by dlperf-help {__version__} on {when}.*")
     _outcome(session, add)
@@ -64,7 +64,7 @@ def _outcome(s: Session, add: Add) -> None:
             "likely": "the most likely cause once no step was left (not confirmed)",
             "chosen": "chosen by the user",
         }[end.kind]
-        add(f"- **Cause:** {text_of(cause.title, s.lang)} (`{cause.id}`), {how}.")
+        add(f"- **Cause:** {_lit(text_of(cause.title, s.lang))} (`{cause.id}`), {how}.")
     elif end is not None:
         add(
             "- **Not in the knowledge base yet.** Every known cause of this symptom was "
@@ -73,7 +73,7 @@ def _outcome(s: Session, add: Add) -> None:
     elif s.diagnosis is not None and s.diagnosis.causes:
         top = s.diagnosis.causes[0]
         add(
-            f"- **Most likely cause (from the log):** {top.title} (`{top.id}`), "
+            f"- **Most likely cause (from the log):** {_lit(top.title)} (`{top.id}`), "
             f"confidence {top.confidence:.2f}; the walk was not finished."
         )
     else:
@@ -84,7 +84,7 @@ def _outcome(s: Session, add: Add) -> None:
             False: "its checks still fail",
             None: "not verified yet",
         }[s.verified]
-        add(f"- **Fix:** {text_of(fix.title, s.lang)} (`{fix.id}`), {verified}.")
+        add(f"- **Fix:** {_lit(text_of(fix.title, s.lang))} (`{fix.id}`), {verified}.")
 
 
 def _symptoms(s: Session, add: Add) -> None:
@@ -96,7 +96,7 @@ def _symptoms(s: Session, add: Add) -> None:
     for sid in ids:
         sym = s.kb.symptoms[sid]
         lines.append(
-            f"- **{text_of(sym.title, s.lang)}** (`{sid}`): "
+            f"- **{_lit(text_of(sym.title, s.lang))}** (`{sid}`): "
             + " ".join(text_of(sym.description, s.lang).split())
         )
     add("\n".join(lines))
@@ -130,7 +130,7 @@ def _diagnosis(s: Session, add: Add) -> None:
     if not d.causes:
         add(f"No known problem found in {d.stats.lines} lines.")
     for c in d.causes:
-        lines = [f"- **{c.title}** (`{c.id}`), confidence {c.confidence:.2f}"]
+        lines = [f"- **{_lit(c.title)}** (`{c.id}`), confidence {c.confidence:.2f}"]
         for e in c.evidence:
             lines.append(f"  - line {e.line}: `{_code(e.text)}`")
         if c.params:
@@ -138,6 +138,11 @@ def _diagnosis(s: Session, add: Add) -> None:
         add("\n".join(lines))
     if d.notes:
         add("Notes:\n" + "\n".join(f"- {n.text}" for n in d.notes))
+
+
+def _lit(title: str) -> str:
+    """A rule's title as literal Markdown: `veth*` or `__init__` must not turn emphasis on."""
+    return "".join(f"\\{c}" if c in "*_[]<>#" else c for c in title)
 
 
 def _code(text: str) -> str:
@@ -168,9 +173,9 @@ def _event(i: int, ev: Event, s: Session) -> list[str]:
     if ev.kind == "skip":
         return [f"{i}. **Skipped:** {title}"]
     if ev.kind == "choose":
-        return [f"{i}. **Chose the cause:** {ev.outcome_text} (`{ev.outcome}`)"]
+        return [f"{i}. **Chose the cause:** {_lit(ev.outcome_text)} (`{ev.outcome}`)"]
     assert ev.record is not None
-    return [f"{i}. **Check:** {title} (`{ev.step_id}`){_effect(ev)}", *_record(ev.record)]
+    return [f"{i}. **Check:** {_lit(title)} (`{ev.step_id}`){_effect(ev)}", *_record(ev.record)]
 
 
 def _record(r: CheckRecord) -> list[str]:
@@ -221,7 +226,7 @@ def _belief(b: Belief) -> str:
     status = {"confirmed": "confirmed", "open": "possible", "ruled_out": "ruled out"}[b.status]
     why = "; ".join(b.reasons) or "no evidence either way"
     prob = "" if b.status == "ruled_out" else f" ({b.p:.0%})" if b.p >= 0.01 else " (<1%)"
-    return f"- **{b.title}** (`{b.id}`), {status}{prob}: {why}."
+    return f"- **{_lit(b.title)}** (`{b.id}`), {status}{prob}: {why}."
 
 
 def _fix(s: Session, add: Add) -> None:
@@ -230,7 +235,7 @@ def _fix(s: Session, add: Add) -> None:
         return
     from kb.placeholders import fill_text
 
-    add(f"## Fix: {text_of(fix.title, s.lang)}")
+    add(f"## Fix: {_lit(text_of(fix.title, s.lang))}")
     add(fill_text(text_of(fix.steps, s.lang), s.params))
     for command, where, changes in s.fix_commands():
         note = " (changes the machine)" if changes else ""
@@ -241,4 +246,4 @@ def _fix(s: Session, add: Add) -> None:
             checks = ", ".join(f"`{c.id}`" for c in s.verify_checks())
             add(f"Not run yet. After applying the fix, run {checks}: each should pass.")
         for r in s.verifications:
-            add(f"- **{r.title}** (`{r.check_id}`)\n" + "\n\n".join(_record(r)))
+            add(f"- **{_lit(r.title)}** (`{r.check_id}`)\n" + "\n\n".join(_record(r)))

@@ -21,7 +21,7 @@ from typing import Any
 
 from kb.matching import SignatureSpec, signature_spec
 
-FORMAT = "dlperf-compiled-rules/3"
+FORMAT = "dlperf-compiled-rules/4"
 SKIP_FOLDERS = {"schema"}
 
 
@@ -50,6 +50,8 @@ class SymptomSpec:
     id: str
     title: str
     signatures: list[SignatureSpec]
+    group: str = ""  # hang, slow, launch, ... (the TUI's tree)
+    next_step: str = ""  # its cheapest question: what to do when only the symptom shows
 
 
 @dataclass
@@ -76,7 +78,13 @@ class CompiledRules:
             "key": self.key,
             "causes": [_cause_json(c) for c in self.causes.values()],
             "symptoms": [
-                {"id": s.id, "title": s.title, "signatures": [g.to_json() for g in s.signatures]}
+                {
+                    "id": s.id,
+                    "title": s.title,
+                    "signatures": [g.to_json() for g in s.signatures],
+                    "group": s.group,
+                    "next_step": s.next_step,
+                }
                 for s in self.symptoms.values()
             ],
             "fixes": [vars(f) for f in self.fixes.values()],
@@ -92,7 +100,11 @@ class CompiledRules:
             causes[c["id"]] = CauseSpec(**{**c, "signatures": sigs})
         symptoms = {
             s["id"]: SymptomSpec(
-                s["id"], s["title"], [SignatureSpec.from_json(g) for g in s["signatures"]]
+                s["id"],
+                s["title"],
+                [SignatureSpec.from_json(g) for g in s["signatures"]],
+                s.get("group", ""),
+                s.get("next_step", ""),
             )
             for s in data["symptoms"]
         }
@@ -128,7 +140,13 @@ def from_kb(kb: Any, key: str = "") -> CompiledRules:
         for cid, c in kb.causes.items()
     }
     symptoms = {
-        sid: SymptomSpec(sid, _en(s.title), [signature_spec(g) for g in s.signatures])
+        sid: SymptomSpec(
+            sid,
+            _en(s.title),
+            [signature_spec(g) for g in s.signatures],
+            str(getattr(s, "group", "") or ""),
+            _next_step(s),
+        )
         for sid, s in kb.symptoms.items()
     }
     fixes = {
@@ -141,6 +159,15 @@ def from_kb(kb: Any, key: str = "") -> CompiledRules:
         for fid, f in kb.fixes.items()
     }
     return CompiledRules(key, causes, symptoms, fixes)
+
+
+def _next_step(symptom: Any) -> str:
+    """The text of the symptom's cheapest question (the first of the cheapest)."""
+    questions = list(getattr(symptom, "questions", []) or [])
+    if not questions:
+        return ""
+    best = min(questions, key=lambda q: float(getattr(q, "cost", 1) or 1))
+    return " ".join(_en(best.text).split())
 
 
 # ---------------------------------------------------------------- the on-disk cache

@@ -34,6 +34,10 @@ class Evidence:
         return window, max(0, start - left), max(0, min(width, end - left))
 
 
+BASIS_EVIDENCE = "evidence"  # lines of the logs point at this cause
+BASIS_SYMPTOM = "symptom"  # only a symptom shows; this is one of its probable causes
+
+
 @dataclass
 class CauseResult:
     id: str
@@ -43,6 +47,8 @@ class CauseResult:
     params: dict[str, str] = field(default_factory=dict)
     fixes: list[str] = field(default_factory=list)
     explanation: str = ""
+    basis: str = BASIS_EVIDENCE
+    symptom: str = ""  # for a symptom-level candidate: the symptom it would explain
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -53,6 +59,9 @@ class CauseResult:
             "params": dict(self.params),
             "fixes": list(self.fixes),
         }
+        if self.basis != BASIS_EVIDENCE:
+            out["basis"] = self.basis
+            out["symptom"] = self.symptom
         if explain:
             out["explanation"] = self.explanation
         return out

@@ -3,10 +3,16 @@ reference path, which must give the same results.
 
 The fast path asks the scanner (`kb.diagnosis.scanner`) for the few candidate lines of
 each 1 MB block and feeds each only to the signatures and analyzer taps whose patterns
-matched it; a signature that already holds its maximum of hits stops asking. The
-reference path feeds every line to everything. Both use the same reader, the same
-`kb.matching.SignatureMatcher` and the same analyzers, so they can differ only if the
-prefilter misses a line, which the tests check on the corpus.
+matched it; a signature that already holds its maximum of hits stops asking. A
+signature whose line veto keeps rejecting its lines (`VETO_FLOOD` of them in one log)
+stops seeing the lines the veto index (`kb.diagnosis.plan.VetoIndex`) says it would
+reject. The reference path feeds every line to everything. Both use the same reader,
+the same `kb.matching.SignatureMatcher` and the same analyzers, so they can differ
+only if the prefilter misses a line, which the tests check on the corpus.
+
+Around the lines themselves, both paths also give: the messages a terminal wrapped
+over several lines, joined (`kb.diagnosis.unwrap`), to the signatures; and each log's
+last lines to the analyzers (`Analyzer.end_file`: what the log ends with).
 """
 
 from __future__ import annotations
@@ -20,22 +26,16 @@ from kb.diagnosis import reader
 from kb.diagnosis.analyzers import default_analyzers
 from kb.diagnosis.analyzers.base import Analyzer, Tap
 from kb.diagnosis.compiled import CompiledRules
-from kb.diagnosis.scanner import Pattern, Scanner, line_at, literal
-from kb.matching import CompiledMatcher, MatcherSpec, SignatureMatcher, SignatureResult
+from kb.diagnosis.decorations import content_start
+from kb.diagnosis.plan import plan_for
+from kb.diagnosis.scanner import line_at
+from kb.diagnosis.unwrap import Unwrapper
+from kb.matching import SignatureMatcher, SignatureResult
 
 Progress = Callable[[int, "int | None", str], None]  # (bytes done, bytes total, file)
-
-
-def prefilter(m: MatcherSpec) -> Pattern:
-    """A pattern that matches every line the matcher could fire on (and maybe more)."""
-    if m.type == "regex":
-        return Pattern(m.pattern, m.ignore_case)
-    if m.type == "substring":
-        return Pattern(literal(m.text), m.ignore_case)
-    anchors = CompiledMatcher(m).anchors
-    if not anchors:
-        return Pattern("[^\\n]")  # a fuzzy text without words: every non-empty line
-    return Pattern("(?:" + "|".join(literal(a) for a in anchors) + ")", True)
+Follow = tuple[Analyzer, str, int, bool]  # (analyzer, tap, lines still to give, strip them)
+TAIL_LINES = 40  # the last lines of each log given to the analyzers
+VETO_FLOOD = 256  # vetoed lines after which the veto index drops a signature's lines
 
 
 @dataclass
@@ -49,58 +49,6 @@ class Outcome:
     bytes: int = 0
     errors: list[dict[str, str]] = field(default_factory=list)
     cancelled: bool = False
-
-
-class Plan:
-    """What a diagnosis with given rules always needs: the prefilter patterns, who
-    consumes each, and the scanner. Built once per rules object and reused."""
-
-    def __init__(self, rules: CompiledRules, use_hyperscan: bool) -> None:
-        self.specs = rules.signatures()
-        self.patterns: list[Pattern] = []
-        self._index: dict[Pattern, int] = {}
-        # pid -> consumers: ("m", sig, matcher index) | ("v", sig, -1) | ("t", analyzer, tap)
-        self.consumers: list[list[tuple[str, int, Any]]] = []
-        for si, (_rid, spec) in enumerate(self.specs):
-            for mi, m in enumerate(spec.matchers):
-                self._consume(prefilter(m), ("m", si, mi))
-            for v in spec.unless:
-                if v.scope == "log":
-                    self._consume(prefilter(v), ("v", si, -1))
-        for ai, a in enumerate(default_analyzers()):
-            for tap in a.taps:
-                self._consume(Pattern(tap.pattern, tap.ignore_case, tap.frequent), ("t", ai, tap))
-        self.use_hyperscan = use_hyperscan
-        self._scanner: Scanner | None = None
-        self._tap_rx: list[list[tuple[Tap, Any]]] | None = None
-
-    def _consume(self, pattern: Pattern, consumer: tuple[str, int, Any]) -> None:
-        pid = self._index.get(pattern)
-        if pid is None:
-            pid = self._index[pattern] = len(self.patterns)
-            self.patterns.append(pattern)
-            self.consumers.append([])
-        self.consumers[pid].append(consumer)
-
-    @property
-    def scanner(self) -> Scanner:
-        if self._scanner is None:
-            self._scanner = Scanner(self.patterns, self.use_hyperscan)
-        return self._scanner
-
-    @property
-    def tap_rx(self) -> list[list[tuple[Tap, Any]]]:
-        """Each analyzer's taps as RE2 regexes, for the reference path."""
-        if self._tap_rx is None:
-            self._tap_rx = [[(t, _compile_tap(t)) for t in a.taps] for a in default_analyzers()]
-        return self._tap_rx
-
-
-def plan_for(rules: CompiledRules, use_hyperscan: bool = True) -> Plan:
-    """The plan of `rules`, cached on the rules object."""
-    if use_hyperscan not in rules.plans:
-        rules.plans[use_hyperscan] = Plan(rules, use_hyperscan)
-    return rules.plans[use_hyperscan]
 
 
 class Session:
@@ -117,6 +65,9 @@ class Session:
         self.analyzers = default_analyzers()
         self.scanner = plan.scanner if fast else None
         self.tap_rx = plan.tap_rx if not fast else []
+        self._follow: list[Follow] = []
+        self._tail: list[tuple[int, str]] = []
+        self._unwrap = Unwrapper()
 
     def matcher(self, si: int) -> SignatureMatcher:
         sm = self._matchers.get(si)
@@ -164,7 +115,7 @@ class Session:
                 sm.reset()
             for a in self.analyzers:
                 a.start_file(name)
-            self._follow: list[tuple[Analyzer, str, int]] = []
+            self._follow, self._tail = [], []
             read = 0
             try:
                 stream: Any = opener()
@@ -187,10 +138,19 @@ class Session:
                 out.errors.append({"file": name, "error": str(exc)})
             else:
                 out.files += 1
+            self._end_file()
             self._collect(name, out)
             if out.cancelled:
                 break
         return out
+
+    def _end_file(self) -> None:
+        """What only the whole log shows: its wrapped messages and how it ends."""
+        messages = self._unwrap.messages()
+        if messages:
+            self._feed_messages(messages)
+        for a in self.analyzers:
+            a.end_file(self._tail)
 
     def _collect(self, name: str, out: Outcome) -> None:
         for si, sm in sorted(self._matchers.items()):
@@ -210,7 +170,11 @@ class Session:
                     prev.params.setdefault(k, v)
 
     def _block(self, block: reader.Block) -> None:
-        data = block.data
+        if not block.lines:
+            return
+        self._unwrap.add(block)
+        tail = reader.tail(block, TAIL_LINES)
+        self._tail = (self._tail + tail)[-TAIL_LINES:] if len(tail) < TAIL_LINES else tail
         if self._follow:
             carried, self._follow = self._follow, []
             self._deliver_follow(carried, block, block.lo, block.first_line)
@@ -218,28 +182,98 @@ class Session:
             for n, start, text in reader.iter_lines(block):
                 self._reference_line(n, start, text, block)
             return
-        for line_no, start, pids in self.scanner.candidates(block, self.wanted):
-            text = reader.decode_line(line_at(data, start))
-            sigs: set[int] = set()
+        flooded = self._flooded()
+        if not flooded:
+            self._scan(block, self.wanted)
+            return
+        # a pattern only flooded signatures consume is scanned in a copy of the block
+        # whose lines their vetoes reject are blanked: nothing left, nothing to do
+        diverted: dict[int, tuple[int, ...]] = {}
+        for si, key in flooded.items():
+            for pid in self.plan.pids_of[si]:
+                if all(k == "m" and flooded.get(i) == key for k, i, _ in self.consumers[pid]):
+                    diverted[pid] = key
+        self._scan(block, lambda pid: pid not in diverted and self.wanted(pid))
+        for key in sorted(set(diverted.values())):
+            mine = {pid for pid, k in diverted.items() if k == key}
+            masked = self.plan.vetoes.masked(key, block)
+            self._scan(masked, lambda pid, mine=mine: pid in mine and self.wanted(pid))
+
+    def _scan(self, block: reader.Block, wanted: Callable[[int], bool]) -> None:
+        """Feed the block's candidate lines (those of the `wanted` patterns) onwards."""
+        data = block.data
+        for line_no, start, pids in self.scanner.candidates(block, wanted):  # type: ignore[union-attr]
+            sigs: dict[int, list[int]] = {}  # signature -> its matchers the line may fire
+            vetoes: set[int] = set()  # signatures whose log vetoes the line may fire
             taps: list[tuple[int, Tap]] = []
             for pid in pids:
                 for kind, idx, arg in self.consumers[pid]:
                     if kind == "t":
                         taps.append((idx, arg))  # type: ignore[arg-type]
-                    elif idx not in sigs and self._needs(kind, idx, arg):
-                        sigs.add(idx)
+                    elif not self._needs(kind, idx, arg):
+                        continue
+                    elif kind == "v":
+                        vetoes.add(idx)
+                        sigs.setdefault(idx, [])
+                    else:
+                        sigs.setdefault(idx, []).append(arg)
+            if not sigs and not taps:
+                continue
+            text = reader.decode_line(line_at(data, start))
             for si in sorted(sigs):
-                self.matcher(si).feed(line_no, text)
+                only = sorted(set(sigs[si]))
+                self.matcher(si).feed(line_no, text, only=only, log_vetoes=si in vetoes)
             for ai, tap in sorted(taps, key=lambda t: (t[0], t[1].id)):
                 self._tap(ai, tap, line_no, start, text, block)
+
+    def _flooded(self) -> dict[int, tuple[int, ...]]:
+        """Signatures whose line vetoes keep rejecting their lines, with those vetoes
+        (as veto index patterns)."""
+        by_sig = self.plan.vetoes.by_sig
+        return {
+            si: by_sig[si]
+            for si, sm in self._matchers.items()
+            if sm.line_vetoed >= VETO_FLOOD and not sm.vetoed and si in by_sig
+        }
+
+    def _feed_messages(self, messages: list[tuple[int, str]]) -> None:
+        """Give the wrapped messages (joined) to the signatures, as lines seen again."""
+        if self.scanner is None:
+            for line_no, text in messages:
+                for si in range(len(self.specs)):
+                    self.matcher(si).feed(line_no, text, again=True)
+            return
+        data = b"".join(text.encode("utf-8", "surrogatepass") + b"\n" for _, text in messages)
+        block = reader.Block(data, 0, len(data), 1, len(messages), 0)
+        for index, _start, pids in self.scanner.candidates(block, self.wanted):
+            sigs = {
+                idx
+                for pid in pids
+                for kind, idx, arg in self.consumers[pid]
+                if kind != "t" and self._needs(kind, idx, arg)
+            }
+            line_no, text = messages[index - 1]
+            for si in sorted(sigs):
+                self.matcher(si).feed(line_no, text, again=True)
 
     def _reference_line(self, n: int, start: int, text: str, block: reader.Block) -> None:
         for si in range(len(self.specs)):
             self.matcher(si).feed(n, text)
         for ai, taps in enumerate(self.tap_rx):
             for tap, rx in taps:
-                if rx is not None and rx.search(text):
+                if rx is None:
+                    continue
+                if (ai, tap.id) in self.plan.anchored_taps or rx.search(text):
                     self._tap(ai, tap, n, start, text, block)
+
+    def _tap_text(self, ai: int, tap: Tap, text: str) -> str | None:
+        """The text an analyzer gets for a tapped line: the line, or for a tap anchored
+        at a line start that matches only past the line's decorations, its content."""
+        rx = self.plan.anchored_taps.get((ai, tap.id))
+        if rx is None or rx.search(text):
+            return text
+        at = content_start(text)
+        return text[at:] if at and rx.search(text[at:]) else None
 
     def _tap(
         self, ai: int, tap: Tap, line_no: int, start: int, text: str, block: reader.Block
@@ -247,28 +281,35 @@ class Session:
         a = self.analyzers[ai]
         if not a.wants(tap.id):
             return
-        a.deliver(tap.id, line_no, text)
+        shown = self._tap_text(ai, tap, text)
+        if shown is None:
+            return
+        a.deliver(tap.id, line_no, shown)
         if tap.follow:
+            strip = (ai, tap.id) in self.plan.anchored_taps
             end = block.data.find(b"\n", start, block.hi)
-            self._deliver_follow([(a, tap.id, tap.follow)], block, end + 1, line_no + 1)
+            self._deliver_follow([(a, tap.id, tap.follow, strip)], block, end + 1, line_no + 1)
 
     def _deliver_follow(
-        self, pending: list[tuple[Analyzer, str, int]], block: reader.Block, pos: int, first: int
+        self, pending: list[Follow], block: reader.Block, pos: int, first: int
     ) -> None:
         """Give analyzers the lines from offset `pos` on (those that follow their tap
-        line); what the block cannot give yet is carried to the next block."""
-        need = max(left for _, _, left in pending)
+        line; their content when the tap is anchored); what the block cannot give yet is
+        carried to the next block."""
+        need = max(left for _, _, left, _ in pending)
         lines: list[str] = []
         data, hi = block.data, block.hi
         while len(lines) < need and pos < hi:
             end = data.find(b"\n", pos, hi)
             lines.append(reader.decode_line(data[pos:end]))
             pos = end + 1
-        for a, tap, left in pending:
+        for a, tap, left, strip in pending:
             for i, text in enumerate(lines[:left]):
-                a.deliver(tap + ":follow", first + i, text)
+                a.deliver(
+                    tap + ":follow", first + i, text[content_start(text) :] if strip else text
+                )
             if left > len(lines):
-                self._follow.append((a, tap, left - len(lines)))
+                self._follow.append((a, tap, left - len(lines), strip))
 
 
 def _position(stream: Any, fallback: int) -> int:
@@ -278,14 +319,3 @@ def _position(stream: Any, fallback: int) -> int:
         return int(raw.tell())
     except (OSError, ValueError, AttributeError):
         return fallback
-
-
-def _compile_tap(tap: Tap) -> object | None:
-    import re2
-
-    from kb.diagnosis.scanner import _options
-
-    try:
-        return re2.compile(tap.pattern, _options(tap.ignore_case))
-    except re2.error:
-        return None

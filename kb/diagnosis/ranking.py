@@ -11,8 +11,15 @@ final exception line `1 - (1 - w)/2` (stronger), on an error line `w`, a warning
 `0.95 w`, an unmarked line `0.9 w`, an INFO/DEBUG line `0.8 w`; a signature whose
 lines are all lines of a stronger one counts half (it is not independent). A generic
 cause (`generic: true`) is scaled by 0.85 and, when a specific cause is also found,
-kept below it. A signature resting only on a generic word (`error`, `timeout`) never
+kept below it. So is a cause that only explains slowness (all its symptoms in the
+`slow` group: a PCIe topology) when the logs show a failure that another cause explains
+and no slowness. A signature resting only on a generic word (`error`, `timeout`) never
 makes a diagnosis alone. Causes under `LIKELY` are not reported.
+
+When no cause is likely but a failure symptom is certainly there (its signatures fired,
+or an analyzer saw it: an NCCL error code, a log that ends at start-up), the symptom's
+most probable causes are reported instead, below `LIKELY` and marked `basis: symptom`
+(`kb.diagnosis.candidates`).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kb.diagnosis.analyzers.base import Analyzer, Facts, Report
+from kb.diagnosis.candidates import symptom_candidates
 from kb.diagnosis.compiled import CompiledRules
 from kb.diagnosis.lines import LEVEL_FACTOR, host_of, level_of, rank_of, time_of
 from kb.diagnosis.model import CauseResult, Diagnosis, Evidence, Note
@@ -116,7 +124,7 @@ def rank(
         pieces.setdefault(rid, []).append(_piece(rid, r))
     for report in reports:
         for f in report.findings:
-            if f.cause in rules.causes:
+            if f.cause in rules.causes or f.cause in rules.symptoms:
                 pieces.setdefault(f.cause, []).append(
                     Piece(f.id, f.weight, f.alone, f.evidence, dict(f.params), f.text, rule=False)
                 )
@@ -126,37 +134,46 @@ def rank(
         diag.symptoms.extend(s for s in report.symptoms if s in rules.symptoms)
 
     reported: dict[str, list[Piece]] = {}
+    shown: dict[str, list[Evidence]] = {}  # failure symptoms seen, with their lines
+    partial: dict[str, tuple[float, list[Evidence], dict[str, str]]] = {}
     for rid, ps in pieces.items():
         if rid in rules.symptoms:
             if _fires(ps):
                 diag.symptoms.append(rid)
+                if rules.symptoms[rid].group != "slow":
+                    shown[rid] = _evidence(ps)
             continue
         cause = rules.causes[rid]
+        conf, why = _confidence(cause.prior, ps, context)
         if not _fires(ps):
             _notes(diag, rid, ps)
+            partial[rid] = (conf, _evidence(ps), _params(ps))
             continue
-        conf, why = _confidence(cause.prior, ps, context)
         if cause.generic:
             conf *= GENERIC_SCALE
             why += f"; generic cause: x{GENERIC_SCALE}"
         if conf < LIKELY:
             _notes(diag, rid, ps)
+            partial[rid] = (conf, _evidence(ps), _params(ps))
             continue
         diag.causes.append(
             CauseResult(rid, cause.title, conf, _evidence(ps), _params(ps), list(cause.fixes), why)
         )
         reported[rid] = ps
 
-    _order(diag, rules)
+    _order(diag, rules, slow=bool(facts.get("slow")))
+    if not diag.causes and shown:
+        diag.causes = symptom_candidates(rules, shown, partial, facts)
     for c in diag.causes:
-        diag.symptoms.extend(rules.causes[c.id].symptoms)
+        diag.symptoms.extend(rules.causes[c.id].symptoms if c.id in reported else [c.symptom])
     diag.symptoms = list(dict.fromkeys(s for s in diag.symptoms if s in rules.symptoms))
     first: dict[str, Note] = {}
     for n in diag.notes:
         first.setdefault(n.id, n)
     diag.notes = list(first.values())
     # a generic cause (timeouts everywhere) follows the failure; look at specific ones first
-    specific = [c for c in diag.causes if not rules.causes[c.id].generic] or diag.causes
+    specific = [c for c in diag.causes if c.id in reported and not rules.causes[c.id].generic]
+    specific = specific or [c for c in diag.causes if c.id in reported]
     diag.first_failure = first_failure(
         [e for c in specific for p in reported[c.id] for e in p.evidence], context
     )
@@ -200,7 +217,8 @@ def _confidence(prior: float, ps: list[Piece], context: Any) -> tuple[float, str
         w = p.effective * (0.5 if dependent else 1.0)
         miss *= 1.0 - w
         extra = ", same lines as stronger evidence: x0.5" if dependent else ""
-        parts.append(f"{p.id} (weight {p.weight:g} on {p.why}{extra}: {w:.2f})")
+        said = f" [{p.note}]" if not p.rule and p.note else ""  # an analyzer's finding
+        parts.append(f"{p.id}{said} (weight {p.weight:g} on {p.why}{extra}: {w:.2f})")
     conf = 1.0 - (1.0 - prior) * miss
     return conf, "; ".join(parts) + f" -> {conf:.2f}"
 
@@ -231,19 +249,38 @@ def _params(ps: list[Piece]) -> dict[str, str]:
     return params
 
 
-def _order(diag: Diagnosis, rules: CompiledRules) -> None:
-    specific = [c.confidence for c in diag.causes if not rules.causes[c.id].generic]
-    if specific:
-        cap = GENERIC_BELOW * min(specific)
+def _performance_only(rules: CompiledRules, cause_id: str) -> bool:
+    """True for a cause that only explains slowness (a topology, a setting)."""
+    groups = {
+        rules.symptoms[s].group for s in rules.causes[cause_id].symptoms if s in rules.symptoms
+    }
+    return groups == {"slow"}
+
+
+def _order(diag: Diagnosis, rules: CompiledRules, slow: bool) -> None:
+    """Generic causes below specific ones; causes that only explain slowness below
+    those that explain a failure, unless the logs show the job is slow."""
+    slow = slow or any(
+        rules.symptoms[s].group == "slow" for s in diag.symptoms if s in rules.symptoms
+    )
+    generic = {c.id for c in diag.causes if rules.causes[c.id].generic}
+    secondary = set(generic)
+    failures = [c for c in diag.causes if c.id not in generic]
+    if not slow and any(not _performance_only(rules, c.id) for c in failures):
+        secondary |= {c.id for c in failures if _performance_only(rules, c.id)}
+    primary = [c.confidence for c in diag.causes if c.id not in secondary]
+    if primary:
+        cap = GENERIC_BELOW * min(primary)
         kept = []
         for c in diag.causes:
-            if rules.causes[c.id].generic and c.confidence > cap:
-                c.explanation += f"; a specific cause is also found: capped at {cap:.2f}"
+            if c.id in secondary and c.confidence > cap:
+                kind = "generic cause" if c.id in generic else "cause of slowness only"
+                c.explanation += f"; {kind} below a specific failure: capped at {cap:.2f}"
                 c.confidence = cap
             if c.confidence >= LIKELY:
                 kept.append(c)
         diag.causes = kept
-    diag.causes.sort(key=lambda c: (rules.causes[c.id].generic, -c.confidence, c.id))
+    diag.causes.sort(key=lambda c: (c.id in secondary, -c.confidence, c.id))
 
 
 def first_failure(evidence: list[Evidence], context: Any) -> dict[str, Any] | None:

@@ -204,6 +204,19 @@ def iter_lines(block: Block) -> Iterator[tuple[int, int, str]]:
         n, pos = n + 1, end + 1
 
 
+def tail(block: Block, n: int) -> list[tuple[int, str]]:
+    """The block's last `n` lines as (line number, text), in order."""
+    data, lo, end = block.data, block.lo, block.hi - 1  # `end`: the last line's newline
+    out: list[tuple[int, str]] = []
+    line_no = block.first_line + block.lines - 1
+    while end >= lo and len(out) < n:
+        start = data.rfind(b"\n", lo, end) + 1 or lo
+        out.append((line_no, decode_line(data[start:end])))
+        end, line_no = start - 1, line_no - 1
+    out.reverse()
+    return out
+
+
 def text_stream(text: str) -> BinaryIO:
     """A pasted text as an input stream."""
     return io.BytesIO(text.encode("utf-8", "surrogatepass"))

@@ -5,7 +5,7 @@ matching part marked), the values found, and the fixes with those values filled 
 from __future__ import annotations
 
 from kb.diagnosis.compiled import CompiledRules
-from kb.diagnosis.model import Diagnosis, Evidence
+from kb.diagnosis.model import BASIS_SYMPTOM, CauseResult, Diagnosis, Evidence
 from kb.diagnosis.ranking import LIKELY
 from kb.placeholders import fill_text, show_command
 
@@ -37,6 +37,28 @@ def _line(e: Evidence, style: Style) -> str:
     return f"{style.dim(f'{e.file}:{e.line}')}  {text}"
 
 
+def _symptom_only(causes: list[CauseResult], rules: CompiledRules, st: Style) -> list[str]:
+    """The words that say these causes are guesses from a symptom, and what to do next."""
+    out = [""]
+    for sid in dict.fromkeys(c.symptom for c in causes):
+        spec = rules.symptoms.get(sid)
+        title = spec.title if spec else sid
+        out.append(
+            st.bold(f"A failure is visible ({title}), but only the symptom:")
+            + " no line names its cause. The likeliest causes, judged from how common they "
+            "are and from what the logs show of the job, are listed below; none is certain."
+        )
+        step = spec.next_step if spec else ""
+        if sid == "nccl-init-fails" or (spec and "NCCL" in step):
+            out.append(
+                "Next: rerun with NCCL_DEBUG=INFO (and NCCL_DEBUG_SUBSYS=INIT,NET) and "
+                "diagnose that log: NCCL then prints the line that names the cause."
+            )
+        elif step:
+            out.append(f"Next, ask: {step}")
+    return out
+
+
 def render(
     diag: Diagnosis, rules: CompiledRules, *, explain: bool = False, color: bool = False
 ) -> str:
@@ -52,9 +74,13 @@ def render(
     if not diag.causes:
         out.append("")
         out.append("No known problem found in these logs.")
+    from_symptom = [c for c in diag.causes if c.basis == BASIS_SYMPTOM]
+    if from_symptom:
+        out.extend(_symptom_only(from_symptom, rules, st))
     for i, c in enumerate(diag.causes, start=1):
         out.append("")
-        out.append(st.bold(f"{i}. {c.title}") + f"  [{c.id}, confidence {c.confidence:.2f}]")
+        kind = ", from the symptom only" if c.basis == BASIS_SYMPTOM else ""
+        out.append(st.bold(f"{i}. {c.title}") + f"  [{c.id}, confidence {c.confidence:.2f}{kind}]")
         if c.evidence:
             out.append("   Evidence:")
             out.extend("     " + _line(e, st) for e in c.evidence)

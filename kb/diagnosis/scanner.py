@@ -146,7 +146,7 @@ class Scanner:
         by_start: dict[int, set[int]] = {}
         for pid in self.present(block.view(), wanted):
             if wanted(pid):
-                for start in self._line_starts(pid, block):
+                for start in self.line_starts(pid, block):
                     by_start.setdefault(start, set()).add(pid)
         out = []
         line_no, at = block.first_line, block.lo
@@ -156,7 +156,7 @@ class Scanner:
             out.append((line_no, start, by_start[start]))
         return out
 
-    def _line_starts(self, pid: int, block: Block) -> list[int]:
+    def line_starts(self, pid: int, block: Block) -> list[int]:
         """Offsets (in `block.data`) of the block's lines where pattern `pid` matches."""
         data, lo, hi = block.data, block.lo, block.hi
         db = self._line_db(pid)

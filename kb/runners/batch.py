@@ -174,6 +174,8 @@ class BatchParser:
         return i if self.out.inside and i < self.count else None
 
     def feed_stdout(self, data: bytes, now: float) -> list[Finished]:
+        if self.overflow is not None:  # the caller stops this run; do not copy the cap again
+            return []
         for kind, i, output, code, cut in self.out.feed(data):
             if kind == "begin":
                 self.started[i] = now

@@ -90,3 +90,34 @@ def test_lint_of_a_missing_directory_is_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1
     assert "no such rules directory" in proc.stderr
+
+
+WEAK = """id: weak
+title: Rests on generic words
+description: x
+symptoms: [job-hangs]
+prior: 0.1
+checks: [demo-list-interfaces]
+signatures:
+  - id: lonely-word
+    matchers:
+      - {type: substring, text: 'timeout'}
+  - id: two-short-words-together
+    condition: and
+    matchers:
+      - {type: substring, text: 'sshd'}
+      - {type: substring, text: 'Address already in use'}
+fixes: [demo-fix]
+examples:
+  match: ['sshd: Address already in use timeout']
+"""
+
+
+def test_one_generic_word_is_weak_alone_but_not_beside_a_specific_phrase(tmp_path: Path) -> None:
+    rules = overlay("unknown-field", tmp_path)
+    (rules / "demo" / "typo-field.yaml").unlink()
+    (rules / "demo" / "weak.yaml").write_text(WEAK, encoding="utf-8")
+    code, issues, _ = lint_json(rules)
+    weak = [(i["check"], i["line"]) for i in issues if i["check"] == "weak-signature"]
+    assert code == 0  # warnings do not fail lint
+    assert weak == [("weak-signature", 10)]

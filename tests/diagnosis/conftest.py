@@ -22,6 +22,7 @@ SHIPPED_RULES = ROOT / "rules"
 DEV_CORPUS = ROOT.parent / "shared" / "corpus" / "dev"
 H200_FIXTURES = ROOT.parent / "shared" / "fixtures" / "h200-x2"
 DATA_CORPUS = ROOT / "tests" / "data"
+HELDOUT = ROOT / "tests" / "heldout"
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -42,7 +42,7 @@ def test_json_has_the_contract_shape(cli, tmp_path: Path) -> None:
     assert first["params"]["address"] == "fe80::a480:7fff:fecf:1ed9"
     assert first["params"]["port"] == "45166"
     assert first["fixes"] == ["set-ifname"]
-    assert data["symptoms"] == ["job-fails"]
+    assert data["symptoms"] == ["job-fails", "nccl-init-fails"]  # the cause's symptoms
     assert set(data["stats"]) == {"files", "lines", "bytes", "seconds"}
     assert data["stats"]["lines"] == 3
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from kb.diagnosis.pipeline import prefilter
+from kb.diagnosis.plan import prefilter
 from kb.diagnosis.reader import Block
 from kb.diagnosis.scanner import Pattern, Scanner, literal
 from kb.matching import (

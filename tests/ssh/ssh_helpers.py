@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -70,3 +71,22 @@ def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
 
 def by_id(report: RunReport, host: int = 0) -> dict[str, CheckResult]:
     return {c.id: c for c in report.hosts[host].checks}
+
+
+def logins_settled(node: Node, quiet: float = 0.3, limit: float = 10.0) -> int:
+    """The node's count of accepted logins once its log stops growing.
+
+    sshd logs a login from its monitor process, which may run after the client has
+    already finished on a loaded machine: wait for the log to be quiet instead of
+    sleeping a fixed time.
+    """
+    deadline = time.monotonic() + limit
+    size, since = -1, time.monotonic()
+    while time.monotonic() < deadline:
+        now_size = len(node.log)
+        if now_size != size:
+            size, since = now_size, time.monotonic()
+        elif node.accepted_logins() and time.monotonic() - since >= quiet:
+            break
+        time.sleep(0.05)
+    return node.accepted_logins()

@@ -2,17 +2,27 @@
 
 Each node is one `/usr/sbin/sshd -D -e -f CONFIG` on a free port with its own host key,
 `authorized_keys`, and a session environment set by sshd's `SetEnv`:
-`PATH=<node>/bin`, holding links to the standard tools (no python3) and an `nvidia-smi`
-that replays the real outputs recorded on a 2xH200 host (`fixtures/h200-x2/`), and `HOME=<node>/home` (an empty home: the
-login shell reads no rc files, as on a clean node).  Every node has its own client key
-and an `ssh` wrapper on its PATH pointing the real OpenSSH client at the cluster's
-known_hosts, so node-to-node logins are real too.
+`PATH=<node>/bin:<node>/tools` and `HOME=<node>/home` (an empty home: the login shell
+reads no rc files, as on a clean node).  Every node has its own client key and an `ssh`
+wrapper pointing the real OpenSSH client at the cluster's known_hosts, so node-to-node
+logins are real too.
+
+Two directories make up a node's PATH, and the split is a safety rule:
+- `tools/` holds *symlinks to this machine's real tools* (no python3).  Nothing is ever
+  written there: writing to `tools/ip` as root would write through the link into
+  /usr/bin/ip (this happened once).
+- `bin/` holds only regular files: the fakes (an `nvidia-smi` that replays the outputs
+  recorded on a 2xH200 host, `fixtures/h200-x2/`; `hostname`; `ssh`).  It comes first,
+  so a fake written there shadows the real tool.  Write fakes with `Node.write_tool`,
+  which unlinks what was there, refuses any path that resolves outside the node, and
+  creates the file with O_EXCL|O_NOFOLLOW, so it can never write through a link.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -22,8 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 SSHD = "/usr/sbin/sshd"
+TOOL_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
 FIXTURES = Path(__file__).parent / "fixtures" / "h200-x2"
-# The standard tools a node offers (linked into its bin/); no python3, so checks that import
+# The standard tools a node offers (linked into its tools/); no python3, so checks that import
 # frameworks report "unavailable" quickly instead of spending seconds importing on 2 cores.
 TOOLS = (
     "sh",
@@ -106,16 +117,40 @@ def keygen(path: Path, passphrase: str = "") -> Path:
 
 
 def _replay_script() -> str:
-    cases = "\n".join(f'  "{args}") f={name} ;;' for args, name in NVIDIA_SMI_RECORDINGS.items())
+    """nvidia-smi as one sh process (shell builtins only), like the real binary is one."""
+    cases = []
+    for args, name in NVIDIA_SMI_RECORDINGS.items():
+        lines = (FIXTURES / name).read_text().splitlines()
+        body, code = "\n".join(lines[1:-1]) + "\n", "".join(c for c in lines[-1] if c.isdigit())
+        cases.append(f'  "{args}") printf %s {shlex.quote(body)}; exit {int(code or 0)} ;;')
     return f"""#!/bin/sh
 # nvidia-smi, replaying outputs recorded on a real 2xH200 host ({FIXTURES.name})
 case "$*" in
-{cases}
+{chr(10).join(cases)}
   *) echo "nvidia-smi (replay): no recording for: nvidia-smi $*" >&2; exit 2 ;;
 esac
-sed '1d;$d' "{FIXTURES}/$f"
-exit "$(tail -n 1 "{FIXTURES}/$f" | tr -dc 0-9)"
 """
+
+
+def write_script(node_root: Path, path: Path, text: str) -> Path:
+    """Create the executable `path` inside `node_root`, never writing through a link.
+
+    Refuses a path whose directory resolves outside the node (a `bin` that is a link,
+    `..`); removes what was there (a link is removed, never followed); then creates a
+    new file with O_EXCL|O_NOFOLLOW, which fails rather than follow a link that appeared
+    in between.
+    """
+    inside = node_root.resolve()
+    where = path.parent.resolve()
+    if path.name in ("", ".", "..") or not where.is_relative_to(inside):
+        raise ValueError(f"{path}: refusing to write outside the node directory {inside}")
+    path = where / path.name
+    if path.is_symlink() or path.exists():
+        path.unlink()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o755)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+    return path
 
 
 @dataclass
@@ -171,6 +206,28 @@ class Node:
     def accepted_logins(self) -> int:
         return self.log.count("Accepted publickey")
 
+    @property
+    def bin(self) -> Path:
+        """The node's fakes: regular files only, first on its PATH."""
+        return self.root / "bin"
+
+    @property
+    def tools(self) -> Path:
+        """Links to this machine's real tools, second on the node's PATH: never write here."""
+        return self.root / "tools"
+
+    def write_tool(self, name: str, text: str) -> Path:
+        """A fake `name` on the node (a script that shadows the real tool, if any)."""
+        if "/" in name:
+            raise ValueError(f"{name!r}: a tool name, not a path")
+        return write_script(self.root, self.bin / name, text)
+
+    def remove_tool(self, name: str) -> None:
+        """Make `name` missing on the node (the link is removed; its target is untouched)."""
+        for where in (self.bin, self.tools):
+            if "/" not in name and ((where / name).is_symlink() or (where / name).exists()):
+                (where / name).unlink()
+
 
 def descendants(pid: int) -> list[int]:
     children: dict[int, list[int]] = {}
@@ -193,11 +250,15 @@ def descendants(pid: int) -> list[int]:
 class Cluster:
     """N nodes, a client key for dlperf-help, and a known_hosts file that knows them all."""
 
-    def __init__(self, root: Path, count: int, user: str | None = None) -> None:
+    def __init__(
+        self, root: Path, count: int, user: str | None = None, tool_path: str = TOOL_PATH
+    ) -> None:
         self.root = root
+        self.tool_path = tool_path  # where the real tools linked into each node's tools/ are
         self.user = user or os.environ.get("USER") or _whoami()
         self.client_key = keygen(root / "client_key")
         self.known_hosts = root / "known_hosts"
+        self._replay = _replay_script()
         self.nodes = [self._make(i) for i in range(count)]
         lines = [
             f"[127.0.0.1]:{n.port} {(n.root / 'hostkey.pub').read_text().split(' ')[0]} "
@@ -213,8 +274,8 @@ class Cluster:
             os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
         name = f"gpu{index + 1:02d}"
         root = self.root / name
-        (root / "bin").mkdir(parents=True)
-        (root / "home").mkdir()
+        for sub in ("bin", "tools", "home"):
+            (root / sub).mkdir(parents=True)
         node = Node(name, root, free_port(), self.user)
         keygen(node.host_key)
         keygen(root / "id_node")
@@ -233,7 +294,7 @@ UseDNS no
 MaxStartups 200:30:400
 MaxSessions 32
 LogLevel INFO
-SetEnv PATH={root}/bin HOME={root}/home
+SetEnv PATH={root}/bin:{root}/tools HOME={root}/home
 """)
         (root / "ssh_config").write_text(f"""IdentityFile {root}/id_node
 IdentitiesOnly yes
@@ -242,13 +303,12 @@ GlobalKnownHostsFile /dev/null
 StrictHostKeyChecking yes
 """)
         for tool in TOOLS:
-            real = shutil.which(tool, path="/usr/bin:/bin:/usr/sbin:/sbin")
-            if real and not (root / "bin" / tool).exists():
-                (root / "bin" / tool).symlink_to(real)
-        _script(root / "bin" / "ssh", f'#!/bin/sh\nexec /usr/bin/ssh -F {root}/ssh_config "$@"\n')
-        (root / "bin" / "hostname").unlink(missing_ok=True)
-        _script(root / "bin" / "hostname", f"#!/bin/sh\necho {name}\n")
-        _script(root / "bin" / "nvidia-smi", _replay_script())
+            real = shutil.which(tool, path=self.tool_path)
+            if real:
+                (node.tools / tool).symlink_to(real)
+        node.write_tool("ssh", f'#!/bin/sh\nexec /usr/bin/ssh -F {root}/ssh_config "$@"\n')
+        node.write_tool("hostname", f"#!/bin/sh\necho {name}\n")
+        node.write_tool("nvidia-smi", self._replay)
         return node
 
     def authorize(self, node: Node, *sources: Node) -> None:
@@ -281,11 +341,6 @@ StrictHostKeyChecking yes
             )
         )
         return path
-
-
-def _script(path: Path, text: str) -> None:
-    path.write_text(text)
-    path.chmod(0o755)
 
 
 def _whoami() -> str:

@@ -131,3 +131,18 @@ def test_causes_nobody_looked_at_are_listed_by_id_only(kb: KnowledgeBase):
         in causes
     )
     assert causes.count("- **") == 1  # only the confirmed cause in full
+
+
+def test_titles_with_markdown_characters_stay_literal(kb: KnowledgeBase):
+    from dataclasses import replace
+
+    cause = kb.causes["nccl-wrong-interface"]
+    causes = {
+        **kb.causes,
+        cause.id: cause.model_copy(update={"title": "NCCL picks veth* or docker_* NICs"}),
+    }
+    s = Session(replace(kb, causes=causes))
+    s.start_walk("multi-node-hang").choose(cause.id)
+    html = MarkdownIt("commonmark").render(session_runbook.render(s))
+    assert html.count("NCCL picks veth* or docker_* NICs") == 4
+    assert html.count("<em>") == 1  # the byline only: no title turned into emphasis

@@ -1,7 +1,8 @@
 """The analyzers that read structured lines (NCCL INFO, command outputs, progress).
 
 `default_analyzers()` gives fresh instances in the order they must finish: those that
-establish facts (is the job slow?) before those that read them (NCCL transports).
+establish facts (where the job runs, is it slow?) before those that read them (NCCL
+transports and hosts, Gloo's peers).
 """
 
 from __future__ import annotations
@@ -12,8 +13,22 @@ from kb.diagnosis.analyzers.base import Analyzer
 def default_analyzers() -> list[Analyzer]:
     from kb.diagnosis.analyzers.commands import Commands
     from kb.diagnosis.analyzers.context import Context
+    from kb.diagnosis.analyzers.gloo import Gloo
     from kb.diagnosis.analyzers.nccl import NcclInfo
+    from kb.diagnosis.analyzers.nccl_errors import NcclErrors
     from kb.diagnosis.analyzers.progress import Progress
+    from kb.diagnosis.analyzers.setting import Setting
+    from kb.diagnosis.analyzers.stall import Stall
     from kb.diagnosis.analyzers.topology import Topology
 
-    return [Context(), Progress(), Topology(), Commands(), NcclInfo()]
+    return [
+        Context(),
+        Setting(),
+        Progress(),
+        Topology(),
+        Commands(),
+        NcclInfo(),
+        Gloo(),
+        NcclErrors(),
+        Stall(),
+    ]

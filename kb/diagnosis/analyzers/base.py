@@ -76,6 +76,9 @@ class Analyzer:
     def feed(self, tap: str, line_no: int, text: str) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def end_file(self, tail: list[tuple[int, str]]) -> None:
+        """The last lines of the log just read, as (line number, text): what it ends with."""
+
     def finish(self, facts: Facts) -> Report:
         return Report()
 

@@ -6,8 +6,8 @@ transport of every channel, then derives what no single line says:
 - ranks on one node talking over the network transport (P2P and SHM disabled or
   failing) -> nccl-p2p-failure;
 - different NCCL versions within one job -> nccl-missing-or-mismatch;
-- a virtual interface (or one address shared by several hosts) used across nodes
-  -> nccl-wrong-interface;
+- interfaces and hostnames (`nccl_hosts`): virtual interfaces in use -> nccl-wrong-
+  interface; two machines taken for one node -> duplicate-hostname; how many nodes;
 - traffic between nodes over TCP sockets: a note, or nccl-ib-missing when the logs
   also show the job is slow;
 - settings echoed by NCCL (`NCCL_P2P_DISABLE set by environment to 1`) as notes.
@@ -15,13 +15,15 @@ transport of every channel, then derives what no single line says:
 
 from __future__ import annotations
 
-import re
-
 from kb.diagnosis.analyzers.base import Analyzer, Facts, Finding, Report, Tap
+from kb.diagnosis.analyzers.nccl_hosts import (
+    duplicate_hostname_findings,
+    interface_findings,
+    node_facts,
+)
 from kb.diagnosis.analyzers.nccl_lines import Channel, Proc, State, read
 from kb.diagnosis.model import Evidence, Note
 
-VIRTUAL_IFACE = re.compile(r"^(?:veth|docker|virbr|cni|flannel|br-|vxlan|tun|tap|ifb|lo$)")
 SLOW_NET_GBS = 20.0  # bus bandwidth below this is far from NVLink/IB speeds
 
 
@@ -29,10 +31,16 @@ class NcclInfo(Analyzer):
     name = "nccl"
     taps = (
         Tap("version", r"NCCL INFO NCCL version \d", cap=20_000),
-        Tap("iface", r"INFO (?:Bootstrap|NET/Socket|NET) ?: Using ", cap=20_000),
+        Tap("iface", r"INFO (?:Bootstrap|NET/Socket|NET) ?: Using\b", cap=20_000),
+        Tap(  # a list that may go on over the next lines
+            "iface-list",
+            r"INFO (?:Bootstrap|NET/Socket|NET) ?: Using(?: \[\d+\][\w.\-]+:\S+)*[ \t]*$",
+            follow=32,
+            cap=200,
+        ),
         Tap("env", r"NCCL INFO [A-Z][A-Z0-9_]+ set by environment to", cap=20_000),
         Tap("init", r"NCCL INFO (?:\w+ )?comm 0x[0-9a-fA-F]+ rank \d+ n[Rr]anks \d+", cap=50_000),
-        Tap("channel", r"NCCL INFO Channel \d+(?:/\d+)? : \d+\[[^\]]*\] -> \d+\[", cap=10_000),
+        Tap("channel", r"INFO (?:Channel|Ring) \d+(?:/\d+)? : \d+\[[^\]]*\] -> \d+\[", cap=10_000),
         Tap("network", r"NCCL INFO Using network \w+", cap=20_000),
         Tap("busbw", r"#\s*Avg bus bandwidth\s*:", cap=1_000),
         Tap(
@@ -67,18 +75,20 @@ class NcclInfo(Analyzer):
         # one hostname with two addresses is two machines
         return not (a1 and a2 and a1 != a2)
 
-    def nodes(self) -> set[tuple[str, str | None]]:
-        return {(p.host, p.addr) for p in self.s.procs.values()}
-
     def finish(self, facts: Facts) -> Report:
         report = Report()
         if not self.s.procs and not self.s.bandwidth:
             return report
-        hosts = {p.host for p in self.s.procs.values()}
-        facts["nccl_hosts"] = len(hosts)
+        facts["nccl_hosts"] = len({p.host for p in self.s.procs.values() if p.host})
+        multi, single = node_facts(self.s)
+        facts.setdefault("multi_node", []).extend(multi)
+        facts.setdefault("single_node", []).extend(single)
         self._versions(report)
         intra_net, _ = self._transports(report, facts)
-        self._interfaces(report, multi_node=len(self.nodes()) > 1 and len(hosts) > 1)
+        report.findings += interface_findings(
+            self.s, multi_node=bool(facts["multi_node"]), single_node=bool(facts["single_node"])
+        )
+        report.findings += duplicate_hostname_findings(self.s, facts.get("launcher_hosts", set()))
         self._env_notes(report, intra_net)
         self._bandwidth(report, facts, intra_net)
         self._sockets(report, facts)
@@ -151,63 +161,6 @@ class NcclInfo(Analyzer):
         if inter and len(sockets) == len(inter):
             facts["inter_node_sockets"] = sockets
         return intra_net, inter
-
-    def _interfaces(self, report: Report, multi_node: bool) -> None:
-        self._duplicate_hostnames(report)
-        virtual = [(h, i, a, ev) for h, i, a, ev in self.s.ifaces if VIRTUAL_IFACE.match(i)]
-        if multi_node and virtual:
-            h, i, a, _ = virtual[0]
-            report.findings.append(
-                Finding(
-                    "nccl-wrong-interface",
-                    "virtual-interface-across-nodes",
-                    0.75,
-                    f"a multi-node job uses the virtual interface {i} ({a}) on {h}",
-                    [v[3] for v in virtual[:3]],
-                    {"iface": i, "address": a, "host": h},
-                )
-            )
-            return
-        if multi_node:
-            by_addr: dict[str, set[str]] = {}
-            for h, _i, a, _ev in self.s.ifaces:
-                by_addr.setdefault(a, set()).add(h)
-            shared = [a for a, hs in by_addr.items() if len(hs) > 1]
-            if shared:
-                ev = [x[3] for x in self.s.ifaces if x[2] == shared[0]][:3]
-                report.findings.append(
-                    Finding(
-                        "nccl-wrong-interface",
-                        "address-shared-by-hosts",
-                        0.8,
-                        f"different hosts use the same address {shared[0]}: NCCL picked an "
-                        "interface (a bridge or loopback) that is not the nodes' real network",
-                        ev,
-                        {"address": shared[0]},
-                    )
-                )
-
-    def _duplicate_hostnames(self, report: Report) -> None:
-        """One hostname whose processes use two addresses on one interface: two machines."""
-        seen: dict[tuple[str, str], dict[str, Evidence]] = {}
-        for host, iface, addr, ev in self.s.ifaces:
-            if not addr.startswith(("127.", "::1")):
-                seen.setdefault((host, iface), {}).setdefault(addr, ev)
-        for (host, iface), addrs in sorted(seen.items()):
-            if len(addrs) > 1:
-                a, b = sorted(addrs)[:2]
-                report.findings.append(
-                    Finding(
-                        "duplicate-hostname",
-                        "one-hostname-two-addresses",
-                        0.8,
-                        f"processes on '{host}' use two addresses on {iface} ({a}, {b}): two "
-                        "machines share the hostname, so NCCL takes them for one node",
-                        [addrs[a], addrs[b]],
-                        {"host": host, "address_a": a, "address_b": b},
-                    )
-                )
-                return
 
     def _env_notes(self, report: Report, intra_net: list[Channel]) -> None:
         env = self.s.env

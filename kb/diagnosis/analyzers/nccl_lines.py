@@ -2,8 +2,12 @@
 
 `read` takes one line (`host:pid:tid [dev] NCCL INFO ...`, or the shorter prefix of
 NCCL 2.3 and older) and records in a `State` what it says: a process's host, address
-and NCCL version, its rank in a communicator, a channel's transport, an environment
-setting NCCL echoed, a bandwidth figure. `kb.diagnosis.analyzers.nccl` judges the map.
+and NCCL version, its rank in a communicator, a channel's transport (`Channel 00/0 :`,
+or `Ring 00 :` before NCCL 2.4), an environment setting NCCL echoed, a bandwidth
+figure. An interface list (`NET/Socket : Using [0]eth0:... [1]br-...`) is read whole,
+also when it continues on the following lines (one `[N]iface:addr<0>` per line, as
+some NCCL versions and most copies print it), and also when the host prefix was cut
+off. `kb.diagnosis.analyzers.nccl` judges the map.
 """
 
 from __future__ import annotations
@@ -23,18 +27,18 @@ _PREFIX = re.compile(
 )
 PREFIX_REACH = 300
 _VERSION = re.compile(r"^NCCL version (?P<v>\d+\.\d+\.\d+)\S*")
-_IFACE = re.compile(
-    r"^(?:Bootstrap|NET/Socket|NET) ?: Using (?:interface )?(?:\[\d+\])?"
-    r"(?P<iface>[\w.\-]+):(?P<addr>[^<\s]+)<"
-)
+_USING = re.compile(r"(?:^|\bINFO )(?P<kind>Bootstrap|NET/Socket|NET) ?: Using\b")
+_IFACE = re.compile(r"(?:\[\d+\]|interface )?(?P<iface>[\w.\-]+):(?P<addr>[^<\s]+)<\d+>")
+_LISTED = re.compile(r"\s*\[\d+\](?P<iface>[\w.\-]+):(?P<addr>[^<\s]+)<\d+>")
+_LIST_LINE = re.compile(r"^\s*(?:\[\d+\][\w.\-]+:[^<\s]+<\d+>\s*)+$")
 _ENV = re.compile(r"^(?P<var>[A-Z][A-Z0-9_]+) set by environment to (?P<val>\S*?)\.?$")
 _INIT = re.compile(
     r"^(?:\w+ )?comm 0x[0-9a-fA-F]+ rank (?P<rank>\d+) n[Rr]anks (?P<nranks>\d+)"
     r"(?: nNodes (?P<nnodes>\d+))?(?:.*?commId (?P<commid>0x[0-9a-fA-F]+))?"
 )
 _CHANNEL = re.compile(
-    r"^Channel (?P<ch>\d+)(?:/\d+)? : (?P<a>\d+)\[[^\]]*\] -> (?P<b>\d+)\[[^\]]*\]"
-    r"(?: \[(?P<dir>send|receive)\])? via (?P<via>\S+)"
+    r"^(?:Channel|Ring) (?P<ch>\d+)(?:/\d+)? : (?P<a>\d+)\[(?P<da>[^\]]*)\] -> "
+    r"(?P<b>\d+)\[(?P<db>[^\]]*)\](?: \[(?P<dir>send|receive)\])? via (?P<via>\S+)"
 )
 _NETWORK = re.compile(r"^Using network (?P<net>\w+)")
 _BUSBW = re.compile(r"#\s*Avg bus bandwidth\s*:\s*(?P<bw>\d+(?:\.\d+)?)")
@@ -61,6 +65,18 @@ class Channel:
     via: str
     proc: tuple[str, str]
     ev: Evidence
+    dev_a: str = ""  # the device (cudaDev or bus id) NCCL prints beside each rank
+    dev_b: str = ""
+
+
+@dataclass
+class IfaceList:
+    """One `Using` line: which interfaces a process (host "" when unknown) lists."""
+
+    host: str
+    kind: str  # Bootstrap, NET/Socket or NET
+    ifaces: list[tuple[str, str, Evidence]]  # (interface, address, evidence)
+    line_no: int
 
 
 @dataclass
@@ -71,6 +87,7 @@ class State:
     channels: list[Channel] = field(default_factory=list)
     env: dict[str, tuple[str, Evidence]] = field(default_factory=dict)
     ifaces: list[tuple[str, str, str, Evidence]] = field(default_factory=list)  # host, iface, addr
+    lists: list[IfaceList] = field(default_factory=list)
     bandwidth: list[tuple[float, Evidence]] = field(default_factory=list)
     networks: dict[str, Evidence] = field(default_factory=dict)
 
@@ -90,17 +107,37 @@ def read(state: State, tap: str, line_no: int, text: str, ev: MakeEvidence) -> N
             proc.comm = "nccl-tests"
             s.ranks[("nccl-tests", int(m["rank"]))] = (proc.host, proc.pid)
         return
+    if tap == "iface-list:follow":
+        _continue_list(s, line_no, text, ev)
+        return
     m = _PREFIX.search(text, 0, PREFIX_REACH)
     if m is None:
+        if tap in ("iface", "iface-list", "channel"):  # a copy without the host prefix
+            at = _bare_info(text)
+            if at is not None:
+                _message(s, tap, ("", ""), text, at, line_no, ev)
         return
-    key = (m["host"], m["pid"])
+    _message(s, tap, (m["host"], m["pid"]), text, m.end(), line_no, ev)
+
+
+def _bare_info(text: str) -> int | None:
+    """Where the message starts in an NCCL line whose host prefix was cut off."""
+    i = text.find("INFO ", 0, PREFIX_REACH)
+    return None if i < 0 else i + len("INFO ")
+
+
+def _message(
+    s: State, tap: str, key: tuple[str, str], text: str, at: int, line_no: int, ev: MakeEvidence
+) -> None:
     proc = s.procs.get(key) or s.procs.setdefault(key, Proc(*key))
-    msg, at = text[m.end() :], m.end()
+    msg = text[at:]
     if tap == "channel":
         c = _CHANNEL.match(msg)
         if c:
             e = ev(line_no, text, at + c.start("via"), at + c.end("via"))
-            s.channels.append(Channel(proc.comm, int(c["a"]), int(c["b"]), c["via"], key, e))
+            s.channels.append(
+                Channel(proc.comm, int(c["a"]), int(c["b"]), c["via"], key, e, c["da"], c["db"])
+            )
     elif tap == "init":
         c = _INIT.match(msg)
         if c:
@@ -115,12 +152,8 @@ def read(state: State, tap: str, line_no: int, text: str, ev: MakeEvidence) -> N
         c = _VERSION.match(msg)
         if c and proc.version is None:
             proc.version = (c["v"], ev(line_no, text, at + c.start("v"), at + c.end("v")))
-    elif tap == "iface":
-        c = _IFACE.match(msg)
-        if c:
-            proc.addr = proc.addr or c["addr"]
-            e = ev(line_no, text, at + c.start("iface"), at + c.end("iface"))
-            s.ifaces.append((proc.host, c["iface"], c["addr"], e))
+    elif tap in ("iface", "iface-list"):
+        _using(s, proc, text, at, line_no, ev)
     elif tap == "env":
         c = _ENV.match(msg)
         if c and c["var"] not in s.env:
@@ -129,3 +162,34 @@ def read(state: State, tap: str, line_no: int, text: str, ev: MakeEvidence) -> N
         c = _NETWORK.match(msg)
         if c:
             s.networks.setdefault(c["net"], ev(line_no, text, at, len(text)))
+
+
+def _using(s: State, proc: Proc, text: str, at: int, line_no: int, ev: MakeEvidence) -> None:
+    """An interface list: every `[N]iface:addr<port>` on the line."""
+    u = _USING.search(text)
+    if u is None:
+        return
+    if s.lists and s.lists[-1].line_no == line_no:
+        return  # the same line through both taps
+    found = IfaceList(proc.host, u["kind"], [], line_no)
+    for c in _IFACE.finditer(text, u.end()):
+        e = ev(line_no, text, c.start("iface"), c.end("iface"))
+        found.ifaces.append((c["iface"], c["addr"], e))
+        s.ifaces.append((proc.host, c["iface"], c["addr"], e))
+    if found.ifaces:
+        proc.addr = proc.addr or found.ifaces[0][1]
+    s.lists.append(found)
+
+
+def _continue_list(s: State, line_no: int, text: str, ev: MakeEvidence) -> None:
+    """A line of `[N]iface:addr<port>` items right after an interface list."""
+    if not s.lists or not _LIST_LINE.match(text):
+        return
+    last = s.lists[-1]
+    if line_no != last.line_no + 1:
+        return
+    last.line_no = line_no
+    for c in _LISTED.finditer(text):
+        e = ev(line_no, text, c.start("iface"), c.end("iface"))
+        last.ifaces.append((c["iface"], c["addr"], e))
+        s.ifaces.append((last.host, c["iface"], c["addr"], e))

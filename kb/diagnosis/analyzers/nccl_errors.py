@@ -1,0 +1,77 @@
+"""NCCL's own error codes, in every wrapping they reach the user in.
+
+However a framework words it (`NCCL error in: ProcessGroupNCCL.cpp:825, unhandled
+system error`, `NCCL Error 2: unhandled system error`, nccl-tests' `Test NCCL failure
+common.cu:777 'unhandled system error'`, `ncclSystemError: System call (socket,
+malloc, munmap, etc) failed.`, old PyTorch's `unhanled system error`), a returned
+ncclResult_t means NCCL failed: the symptom `nccl-init-fails` is certainly present,
+even when no line says why. Its kind narrows the cause (`kb.diagnosis.candidates`):
+a *system* error is a failed system call (shared memory, sockets, locked memory), a
+*cuda* error a failed CUDA call (P2P/IPC between GPUs, a bad device), an *internal*
+error mostly the IB stack, *invalid usage* two ranks on one GPU or mismatched calls,
+a *remote* error a peer that died or a network that dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from kb.diagnosis.analyzers.base import Analyzer, Facts, Finding, Report, Tap
+from kb.diagnosis.model import Evidence
+
+SYMPTOM = "nccl-init-fails"
+_KINDS = (
+    ("system", r"unhand?led system error|ncclSystemError|NCCL Error 2\b"),
+    ("cuda", r"unhand?led cuda error|ncclUnhandledCudaError|NCCL Error 1\b"),
+    ("internal", r"'internal error'|, internal error|ncclInternalError|NCCL Error 3\b"),
+    (
+        "invalid-argument",
+        r"invalid argument'|, invalid argument|ncclInvalidArgument|NCCL Error 4\b",
+    ),
+    ("invalid-usage", r"invalid usage|ncclInvalidUsage|NCCL Error 5\b"),
+    (
+        "remote",
+        r"remote process exited or there was a network error|ncclRemoteError|NCCL Error 6\b",
+    ),
+)
+_ANY = re.compile("|".join(f"(?P<{k.replace('-', '_')}>{rx})" for k, rx in _KINDS), re.I)
+_NCCL = re.compile(r"nccl", re.I)
+
+
+class NcclErrors(Analyzer):
+    name = "nccl-error"
+    taps = (Tap("error", "|".join(rx for _, rx in _KINDS), ignore_case=True, cap=200),)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.errors: list[tuple[str, Evidence]] = []
+
+    def feed(self, tap: str, line_no: int, text: str) -> None:
+        m = _ANY.search(text)
+        if m is None or m.lastgroup is None:
+            return
+        kind = m.lastgroup.replace("_", "-")
+        # the words alone ("internal error") are NCCL's only on a line that names NCCL
+        if not _NCCL.search(text):
+            return
+        self.errors.append((kind, self.evidence(line_no, text, m.start(), m.end(), kind)))
+
+    def finish(self, facts: Facts) -> Report:
+        report = Report()
+        if not self.errors:
+            return report
+        kind = Counter(k for k, _ in self.errors).most_common(1)[0][0]
+        facts["nccl_error"] = kind
+        evidence = [e for k, e in self.errors if k == kind][:3]
+        report.findings.append(
+            Finding(
+                SYMPTOM,
+                f"nccl-{kind}-error",
+                0.7,
+                f"NCCL returned an {kind} error",
+                evidence,
+                {"nccl_error": kind},
+            )
+        )
+        return report

@@ -1,0 +1,167 @@
+"""What a diagnosis with given rules always needs, built once per rules object: the
+prefilter patterns, who consumes the lines each one finds, and the scanners.
+
+A prefilter pattern must find every line its matcher could fire on, so a regex goes in
+without its start anchors (the matcher also fires on a line's content, after quoting
+and launcher prefixes: `kb.diagnosis.decorations`), a fuzzy text as its anchor words.
+An analyzer tap anchored at a line start is treated alike: the session checks the
+anchored pattern on the line, then on its content, and delivers what matched.
+
+Line-scope `unless` matchers get an index of their own (`VetoIndex`): when a signature's
+matcher fires on thousands of lines that its line veto then rejects, the session asks
+the index which lines of a block the veto rejects, at automaton speed, and never looks
+at them; only vetoes whose automaton hit proves the veto (`line_exact`) take part.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kb.diagnosis.analyzers import default_analyzers
+from kb.diagnosis.analyzers.base import Tap
+from kb.diagnosis.compiled import CompiledRules
+from kb.diagnosis.decorations import has_line_anchor, line_exact, without_line_anchors
+from kb.diagnosis.reader import MAX_LINE, Block
+from kb.diagnosis.scanner import Pattern, Scanner, literal
+from kb.matching import CompiledMatcher, MatcherSpec, anchor_regex
+
+
+def prefilter(m: MatcherSpec) -> Pattern:
+    """A pattern that matches every line the matcher could fire on (and maybe more)."""
+    if m.type == "regex":
+        return Pattern(without_line_anchors(m.pattern), m.ignore_case)
+    if m.type == "substring":
+        return Pattern(literal(m.text), m.ignore_case)
+    anchors = CompiledMatcher(m).anchors
+    if not anchors:
+        return Pattern("[^\\n]")  # a fuzzy text without words: every non-empty line
+    return Pattern(anchor_regex(anchors), True)
+
+
+def exact_pattern(m: MatcherSpec) -> Pattern | None:
+    """A pattern whose hit on a line proves that matcher `m` fires there, or None."""
+    if m.type == "substring" and (m.text.isascii() or not m.ignore_case) and m.text:
+        return Pattern(literal(m.text), m.ignore_case)
+    if m.type == "regex" and line_exact(m.pattern):
+        return Pattern(m.pattern, m.ignore_case)
+    return None
+
+
+class VetoIndex:
+    """The lines of a block that a signature's line vetoes reject, found by automaton."""
+
+    def __init__(
+        self, patterns: list[Pattern], by_sig: dict[int, tuple[int, ...]], hs: bool
+    ) -> None:
+        self.patterns = patterns
+        self.by_sig = by_sig  # signature index -> ids of its exact line-veto patterns
+        self.use_hyperscan = hs
+        self._scanner: Scanner | None = None
+
+    @property
+    def scanner(self) -> Scanner:
+        if self._scanner is None:
+            self._scanner = Scanner(self.patterns, self.use_hyperscan)
+        return self._scanner
+
+    def rejected(self, vetoes: tuple[int, ...], block: Block) -> list[int]:
+        """Offsets (in `block.data`), in order, of the lines these vetoes reject."""
+        starts: set[int] = set()
+        data = block.data
+        for pid in vetoes:
+            for start in self.scanner.line_starts(pid, block):
+                end = data.find(b"\n", start, block.hi)
+                if (end if end >= 0 else block.hi) - start <= MAX_LINE:  # decoded whole
+                    starts.add(start)
+        return sorted(starts)
+
+    def masked(self, vetoes: tuple[int, ...], block: Block) -> Block:
+        """A copy of the block with the lines these vetoes reject left empty (their line
+        numbers stay as they were)."""
+        data, pos, parts = block.data, block.lo, []
+        for start in self.rejected(vetoes, block):
+            parts.append(data[pos:start])
+            pos = data.find(b"\n", start, block.hi)  # keep the line's newline
+        parts.append(data[pos : block.hi])
+        out = b"".join(parts)
+        return Block(out, 0, len(out), block.first_line, block.lines, 0)
+
+
+class Plan:
+    """Prefilter patterns, their consumers and the scanners, for one rules object."""
+
+    def __init__(self, rules: CompiledRules, use_hyperscan: bool) -> None:
+        self.specs = rules.signatures()
+        self.patterns: list[Pattern] = []
+        self._index: dict[Pattern, int] = {}
+        # pid -> consumers: ("m", sig, matcher index) | ("v", sig, -1) | ("t", analyzer, tap)
+        self.consumers: list[list[tuple[str, int, Any]]] = []
+        veto_patterns: list[Pattern] = []
+        veto_ids: dict[Pattern, int] = {}
+        by_sig: dict[int, list[int]] = {}
+        self.pids_of: list[list[int]] = []  # signature index -> its matchers' pattern ids
+        for si, (_rid, spec) in enumerate(self.specs):
+            self.pids_of.append(
+                [self._consume(prefilter(m), ("m", si, mi)) for mi, m in enumerate(spec.matchers)]
+            )
+            for v in spec.unless:
+                if v.scope == "log":
+                    self._consume(prefilter(v), ("v", si, -1))
+                elif (p := exact_pattern(v)) is not None:
+                    vid = veto_ids.setdefault(p, len(veto_patterns))
+                    if vid == len(veto_patterns):
+                        veto_patterns.append(p)
+                    by_sig.setdefault(si, []).append(vid)
+        self.anchored_taps: dict[tuple[int, str], Any] = {}  # checked on a line's content
+        for ai, a in enumerate(default_analyzers()):
+            for tap in a.taps:
+                pattern = tap.pattern
+                if has_line_anchor(pattern):
+                    self.anchored_taps[(ai, tap.id)] = _compile_tap(tap)
+                    pattern = without_line_anchors(pattern)
+                self._consume(Pattern(pattern, tap.ignore_case, tap.frequent), ("t", ai, tap))
+        self.use_hyperscan = use_hyperscan
+        exact = {si: tuple(sorted(set(v))) for si, v in by_sig.items()}
+        self.vetoes = VetoIndex(veto_patterns, exact, use_hyperscan)
+        self._scanner: Scanner | None = None
+        self._tap_rx: list[list[tuple[Tap, Any]]] | None = None
+
+    def _consume(self, pattern: Pattern, consumer: tuple[str, int, Any]) -> int:
+        pid = self._index.get(pattern)
+        if pid is None:
+            pid = self._index[pattern] = len(self.patterns)
+            self.patterns.append(pattern)
+            self.consumers.append([])
+        self.consumers[pid].append(consumer)
+        return pid
+
+    @property
+    def scanner(self) -> Scanner:
+        if self._scanner is None:
+            self._scanner = Scanner(self.patterns, self.use_hyperscan)
+        return self._scanner
+
+    @property
+    def tap_rx(self) -> list[list[tuple[Tap, Any]]]:
+        """Each analyzer's taps as RE2 regexes, for the reference path."""
+        if self._tap_rx is None:
+            self._tap_rx = [[(t, _compile_tap(t)) for t in a.taps] for a in default_analyzers()]
+        return self._tap_rx
+
+
+def plan_for(rules: CompiledRules, use_hyperscan: bool = True) -> Plan:
+    """The plan of `rules`, cached on the rules object."""
+    if use_hyperscan not in rules.plans:
+        rules.plans[use_hyperscan] = Plan(rules, use_hyperscan)
+    return rules.plans[use_hyperscan]
+
+
+def _compile_tap(tap: Tap) -> object | None:
+    import re2
+
+    from kb.diagnosis.scanner import _options
+
+    try:
+        return re2.compile(tap.pattern, _options(tap.ignore_case))
+    except re2.error:
+        return None

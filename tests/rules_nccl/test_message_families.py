@@ -1,0 +1,54 @@
+"""Real wordings of the NCCL/IB/GPU message families, beyond the ones the rules were first
+written from, each give their cause first; healthy look-alikes give none.
+
+The logs in `families/` are excerpts of public threads (sources in `families/labels.csv`):
+UCX and Open MPI wordings of an IB completion error, Open MPI's memlock help text, the
+PyTorch heartbeat monitor, CUDA's old `invalid device ordinal` codes, link-time NCCL
+errors, statements that a job works with `NCCL_P2P_DISABLE=1`, missing libibverbs
+providers. The healthy ones carry the same words in a run that works (a single-node Gloo
+loopback fallback, GeForce GPUs without P2P, an RCCL warning in a completed test, an
+unlimited memlock). They go through the engine's API, one log at a time.
+"""
+
+from __future__ import annotations
+
+import csv
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kb.cli.common import load_kb
+from kb.diagnosis.engine import diagnose_paths
+
+FAMILIES = Path(__file__).resolve().parent / "families"
+
+
+def rows() -> list[tuple[str, str]]:
+    with (FAMILIES / "labels.csv").open(newline="", encoding="utf-8") as fh:
+        return [(r["file"], r["cause_id"]) for r in csv.DictReader(fh)]
+
+
+@cache
+def knowledge() -> Any:
+    return load_kb()
+
+
+def cause_ids(name: str) -> list[str]:
+    return [c.id for c in diagnose_paths(knowledge(), [FAMILIES / name]).causes]
+
+
+@pytest.mark.parametrize(("name", "want"), rows(), ids=[r[0] for r in rows()])
+def test_each_family_log_gives_its_cause_first_or_none_when_healthy(name: str, want: str) -> None:
+    ids = cause_ids(name)
+    if want == "none":
+        assert ids == []
+    else:
+        assert ids[:1] == [want], ids
+
+
+def test_every_family_log_is_labelled() -> None:
+    labelled = {name for name, _ in rows()}
+    present = {p.name for p in FAMILIES.glob("*.log")}
+    assert present == labelled

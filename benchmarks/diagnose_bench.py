@@ -4,6 +4,7 @@ signatures? And how long does a small pasted log take, whole process?
 
     python benchmarks/diagnose_bench.py                 # 1 GB log (generated once)
     python benchmarks/diagnose_bench.py --size-mb 100   # while developing
+    python benchmarks/diagnose_bench.py --flood --size-mb 130   # a line-veto flood
 
 Generates (once, under .bench/) a realistic multi-rank NCCL/training log with real
 failure lines buried in it (benchmarks/loggen.py), then runs, one after the other and
@@ -27,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from loggen import generate
+from loggen import generate, generate_flood
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL_LOG = Path("/work/shared/corpus/dev/h200-libcudart-10.1-missing.log")
@@ -118,11 +119,20 @@ def main() -> int:
     ap.add_argument("--size-mb", type=int, default=1024)
     ap.add_argument("--dir", type=Path, default=ROOT / ".bench")
     ap.add_argument("--skip-grep", action="store_true")
+    ap.add_argument(
+        "--flood",
+        action="store_true",
+        help="an sshd log whose every line a rule's line veto rejects (benchmarks/loggen.py)",
+    )
     args = ap.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
-    log = args.dir / f"multirank-{args.size_mb}mb.log"
     t0 = time.perf_counter()
-    generate(log, args.size_mb * 1024 * 1024)
+    if args.flood:
+        log = args.dir / f"sshd-flood-{args.size_mb}mb.log"
+        generate_flood(log, args.size_mb * 1024 * 1024)
+    else:
+        log = args.dir / f"multirank-{args.size_mb}mb.log"
+        generate(log, args.size_mb * 1024 * 1024)
     size = log.stat().st_size
     print(f"log: {log} ({size / 1e6:,.0f} MB, ready in {time.perf_counter() - t0:.0f} s)")
 
@@ -153,7 +163,8 @@ def main() -> int:
         small.append(w)
         small_cpu.append(c)
     print(f"\nload average before the runs: {load}")
-    print(f"| {size / 1e6:,.0f} MB multi-rank log | wall | MB/s (wall) | CPU | peak RSS | found |")
+    kind = "sshd flood" if args.flood else "multi-rank"
+    print(f"| {size / 1e6:,.0f} MB {kind} log | wall | MB/s (wall) | CPU | peak RSS | found |")
     print("|---|---|---|---|---|---|")
     for name, w, c, r, found in rows:
         print(f"| {name} | {w:.2f} s | {size / 1e6 / w:,.0f} | {c:.2f} s | {r} MB | {found} |")

@@ -153,3 +153,41 @@ def generate(path: Path, size_bytes: int, seed: int = 7) -> Path:
         fh.write("\n".join(timeout_lines(rng)) + "\n")
     tmp.replace(path)
     return path
+
+
+def generate_flood(path: Path, size_bytes: int, seed: int = 11) -> Path:
+    """An sshd log of about `size_bytes`: scanners make sshd print a million
+    `kex_exchange_identification: Connection closed by remote host` lines, which a rule
+    looks for on the *client* side and vetoes (`unless`, scope line) on sshd's lines.
+    One client line near the end must still be found. The stress test for a signature
+    whose line veto rejects every line its matcher fires on."""
+    if path.exists() and abs(path.stat().st_size - size_bytes) < size_bytes * 0.05:
+        return path
+    rng = random.Random(seed)
+    tmp = path.with_suffix(".part")
+    written, placed = 0, False
+    with open(tmp, "w", encoding="utf-8", buffering=1 << 20) as fh:
+        while written < size_bytes:
+            lines = []
+            for _ in range(5000):
+                t = f"Nov 29 {rng.randrange(24):02d}:{rng.randrange(60):02d}:{rng.randrange(60):02d}"
+                pid = rng.randrange(1000, 99999)
+                if rng.random() < 0.8:
+                    lines.append(
+                        f"{t} gw sshd[{pid}]: error: kex_exchange_identification: "
+                        "Connection closed by remote host"
+                    )
+                else:
+                    lines.append(
+                        f"{t} gw sshd[{pid}]: Connection closed by {rng.randrange(1, 255)}."
+                        f"{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(256)} port "
+                        f"{rng.randrange(1024, 65535)} [preauth]"
+                    )
+            if not placed and written >= 0.9 * size_bytes:
+                lines.append("kex_exchange_identification: Connection closed by remote host")
+                placed = True
+            text = "\n".join(lines) + "\n"
+            fh.write(text)
+            written += len(text)
+    tmp.replace(path)
+    return path

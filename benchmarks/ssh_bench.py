@@ -7,7 +7,9 @@ one node, on all 32 at once, and on all 32 one after the other.  The sshd proces
 and the commands they run share this machine's cores with the client, so the 32-node
 figure is an upper bound of what 32 real nodes would take: the table also gives the
 CPU seconds spent by the client (dlperf-help) and by the "nodes" (the sshd servers and
-everything they ran), which on a real cluster are spread over the nodes' own CPUs.
+everything they ran), which on a real cluster are spread over the nodes' own CPUs, and
+the last lines turn them into the floor here (all CPU-seconds over this machine's cores)
+and the estimate for real nodes (the client's own CPU, or one node's time if longer).
 
     python benchmarks/ssh_bench.py [--nodes 32] [--repeat 3] [--rules DIR] [--pairs] [--light]
 
@@ -130,6 +132,17 @@ def main() -> int:
         print(
             f"{label:32} {median:7.2f} {best:7.2f} {median / base:5.1f} {cpu:13.2f} {nodes:11.2f}"
         )
+    client_n, nodes_n = results[1][3], results[1][4]
+    floor = (client_n + nodes_n) / cores
+    real = max(base, client_n)
+    print(
+        f"\nper node: {client_n / args.nodes * 1000:.0f} ms of client CPU, "
+        f"{nodes_n / args.nodes * 1000:.0f} ms of node CPU (sshd and the commands).\n"
+        f"here all {args.nodes} nodes share {cores} CPU(s): {client_n + nodes_n:.1f} CPU-s, so "
+        f"{args.nodes} nodes cannot take less than {floor:.2f} s ({floor / base:.1f} x 1).\n"
+        f"on {args.nodes} real nodes each runs its own share, and the client's CPU is the "
+        f"floor: about {real:.2f} s ({real / base:.1f} x 1)."
+    )
     return 0
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from kb.placeholders import fill_text
 from kb.re2syntax import compile_re2
@@ -25,17 +26,42 @@ class CheckOutcome:
     reason: str = ""
 
 
-def holds(expect: Expect, output: str, exit_code: int | None) -> bool:
+class _Lines:
+    """An output split into lines once, for searching it line by line."""
+
+    def __init__(self, output: str) -> None:
+        self.lines = output.splitlines()
+        self.joined = "\n".join(self.lines)
+
+    def first(self, pattern: str) -> Any:
+        """The match of `pattern` in the first line where it matches, or None.
+
+        The joined text is searched once first with `(?m)` (^ and $ at line ends): a
+        match inside a line is also a match there, so when that finds nothing no line
+        can match, and an output of a hundred lines costs one search instead of a
+        hundred.  Patterns with `\\A`, `\\z` or inline flags skip that shortcut.
+        """
+        shortcut = not any(mark in pattern for mark in _WHOLE_TEXT_ONLY)
+        if shortcut and compile_re2("(?m)" + pattern).search(self.joined) is None:
+            return None
+        rx = compile_re2(pattern)
+        for line in self.lines:
+            m = rx.search(line)
+            if m is not None:
+                return m
+        return None
+
+
+_WHOLE_TEXT_ONLY = ("\\A", "\\z", "(?")
+
+
+def holds(expect: Expect, output: str, exit_code: int | None, lines: _Lines | None = None) -> bool:
     """Whether every condition given in `expect` holds for this output."""
-    lines = output.splitlines()
-    if expect.any_line_matches is not None:
-        rx = compile_re2(expect.any_line_matches)
-        if not any(rx.search(line) for line in lines):
-            return False
-    if expect.no_line_matches is not None:
-        rx = compile_re2(expect.no_line_matches)
-        if any(rx.search(line) for line in lines):
-            return False
+    lines = lines or _Lines(output)
+    if expect.any_line_matches is not None and lines.first(expect.any_line_matches) is None:
+        return False
+    if expect.no_line_matches is not None and lines.first(expect.no_line_matches) is not None:
+        return False
     if expect.contains is not None and expect.contains not in output:
         return False
     if expect.not_contains is not None and expect.not_contains in output:
@@ -46,9 +72,9 @@ def holds(expect: Expect, output: str, exit_code: int | None) -> bool:
         return False
     if expect.number is not None and not _number_holds(expect, output):
         return False
-    if expect.all is not None and not all(holds(e, output, exit_code) for e in expect.all):
+    if expect.all is not None and not all(holds(e, output, exit_code, lines) for e in expect.all):
         return False
-    return not (expect.any is not None and not any(holds(e, output, exit_code) for e in expect.any))
+    return expect.any is None or any(holds(e, output, exit_code, lines) for e in expect.any)
 
 
 def _number_holds(expect: Expect, output: str) -> bool:
@@ -71,12 +97,15 @@ def _number_holds(expect: Expect, output: str) -> bool:
     return all(test(bound) for bound, test in tests if bound is not None)
 
 
-def extract(check: Check, output: str) -> dict[str, str]:
+def extract(check: Check, output: str, lines: _Lines | None = None) -> dict[str, str]:
     """Values named in the check's `extract`, first match each."""
+    lines = lines or _Lines(output)
     found: dict[str, str] = {}
     for name, pattern in check.extract.items():
         rx = compile_re2(pattern)
-        for line in output.splitlines():
+        if lines.first(pattern) is None:
+            continue
+        for line in lines.lines:  # the first line whose match carries a value
             m = rx.search(line)
             if m is not None:
                 value = m.group(name) if name in rx.groupindex else m.group(1)
@@ -92,10 +121,11 @@ def evaluate(check: Check, stdout: str, exit_code: int | None, stderr: str = "")
     if exit_code == 127 or (exit_code not in (0, None) and _tool_missing(check, text)):
         missing = ", ".join(check.requires) or "the command"
         return CheckOutcome("unavailable", reason=f"{missing} is not installed on this node")
-    params = extract(check, text)
-    if holds(check.problem_if, text, exit_code):
+    lines = _Lines(text)
+    params = extract(check, text, lines)
+    if holds(check.problem_if, text, exit_code, lines):
         status = "fail"
-    elif check.ok_if is None or holds(check.ok_if, text, exit_code):
+    elif check.ok_if is None or holds(check.ok_if, text, exit_code, lines):
         status = "pass"
     else:
         return CheckOutcome(

@@ -262,6 +262,28 @@ def check_matchers(kb: KnowledgeBase) -> Iterator[Issue]:
                                  severity="warning")
 
 
+def check_fuzzy_anchors(kb: KnowledgeBase) -> Iterator[Issue]:
+    """A fuzzy text with no anchor word (kb.matching.anchors_of) makes every line of a log
+    a candidate: a gigabyte log then costs a fuzzy comparison per line."""
+    from kb.matching import anchors_of
+
+    for nid, src in kb.sources.items():
+        node = kb.causes.get(nid) or kb.symptoms.get(nid)
+        if node is None:
+            continue
+        for si, sig in enumerate(node.signatures):
+            for group, matchers in (("matchers", sig.matchers), ("unless", sig.unless)):
+                for mi, m in enumerate(matchers):
+                    if isinstance(m, FuzzyMatcher) and not anchors_of(m.text):
+                        yield _issue(src, src.line("signatures", si, group, mi, "text"), nid,
+                                     "fuzzy-no-anchor",
+                                     f"fuzzy text of signature '{sig.id}' has no anchor word, so "
+                                     "every line of a log would be compared with it",
+                                     "include a distinctive word of 4+ letters (numbers, paths "
+                                     "and addresses are masked), or use a regex",
+                                     severity="warning")
+
+
 def _is_generic(m: object) -> bool:
     if isinstance(m, SubstringMatcher | FuzzyMatcher):
         text = m.text.strip().lower()
@@ -351,6 +373,7 @@ CHECKS: list[Callable[[KnowledgeBase], Iterator[Issue]]] = [
     check_unique_subids,
     check_regexes,
     check_matchers,
+    check_fuzzy_anchors,
     check_placeholders,
     check_reachability,
     check_completeness,

@@ -14,7 +14,7 @@ from textual.widgets.option_list import Option
 
 from dlperf_tui.markdown import cause_markdown, fix_commands
 from dlperf_tui.screens.base import BaseScreen, TitleBar
-from kb.diagnosis.model import CauseResult, Diagnosis, Evidence
+from kb.diagnosis.model import BASIS_EVIDENCE, CauseResult, Diagnosis, Evidence
 from kb.schema.models import text_of
 
 BAR = 10
@@ -85,11 +85,13 @@ class DiagnosisScreen(BaseScreen):
     def on_mount(self) -> None:
         d = self.diagnosis
         name = self.session.log_name or "the log"
-        found = (
-            f"{len(d.causes)} likely cause{'s' if len(d.causes) != 1 else ''}"
-            if d.causes
-            else "No known problem found"
-        )
+        n = len(d.causes)
+        if not d.causes:
+            found = "No known problem found"
+        elif all(c.basis != BASIS_EVIDENCE for c in d.causes):
+            found = f"A failure, but only its symptom: {n} possible cause{'s' if n != 1 else ''}"
+        else:
+            found = f"{n} likely cause{'s' if n != 1 else ''}"
         syms = [text_of(self.kb.symptoms[s].title) for s in d.symptoms if s in self.kb.symptoms]
         hint = " · w: walk to the fix" if (d.causes or syms) else " · Esc: back, pick a symptom"
         self.query_one("#diag-summary", Static).update(
@@ -99,8 +101,11 @@ class DiagnosisScreen(BaseScreen):
         )
         causes = self.query_one("#causes", OptionList)
         for c in d.causes:
+            guess = " (from the symptom only)" if c.basis != BASIS_EVIDENCE else ""
             causes.add_option(
-                Option(f"{c.confidence:4.0%} {confidence_bar(c.confidence)} {c.title}", id=c.id)
+                Option(
+                    f"{c.confidence:4.0%} {confidence_bar(c.confidence)} {c.title}{guess}", id=c.id
+                )
             )
         if not d.causes:
             causes.add_option(Option("No known cause matched.", disabled=True))
@@ -155,8 +160,14 @@ class DiagnosisScreen(BaseScreen):
         if cause.evidence:
             evidence.highlighted = 0
         values = ", ".join(f"{k} = {v}" for k, v in cause.params.items() if not k.startswith("__"))
+        basis = (
+            "only the symptom is visible: no line names this cause; rerun with more logging "
+            "(e.g. NCCL_DEBUG=INFO) or walk the questions · "
+            if cause.basis != BASIS_EVIDENCE
+            else ""
+        )
         self.query_one("#values", Static).update(
-            f"Confidence {cause.confidence:.2f} · "
+            f"Confidence {cause.confidence:.2f} · {basis}"
             + (f"values found: {values}" if values else "no values extracted")
         )
         self.query_one("#cause-md", Markdown).update(

@@ -240,11 +240,25 @@ def _probe(job: HostJob, report: RunReport, item: Item, result: CommandResult) -
     elif bad := {peer: s for peer, s in cells.items() if s != "ok"}:
         check.status = "fail"
         check.finding = ", ".join(f"{peer}: {s}" for peer, s in bad.items())
+        if set(bad.values()) == {"error"} and len(bad) == len(cells):
+            check.status, check.finding = "error", None  # the tool itself could not run
+            check.reason = f"{tool} did not run: {_first_message(result.stdout, kind)}"
     row = cells if cells is not None else dict.fromkeys((p.label for p in job.peers), "unavailable")
     (report.matrix if kind == "ssh" else report.ping)[job.label] = row
     host.checks.append(check)
     events: list[Event] = [PairEvent(kind, job.label, peer, s) for peer, s in row.items()]
     return [*events, CheckEvent(check)]
+
+
+def _first_message(output: str, kind: str) -> str:
+    """The first peer's message in a probe's output (`PING 1 2 ping: ... not permitted`)."""
+    tag = "PEER " if kind == "ssh" else "PING "
+    for line in output.splitlines():
+        if line.startswith(tag):
+            parts = line.split(" ", 3)
+            if len(parts) == 4 and parts[3].strip():
+                return parts[3].strip()
+    return "no message"
 
 
 def _survey_doc(label: str, result: CommandResult) -> dict[str, Any]:

@@ -1,8 +1,9 @@
 """`dlperf-help diagnose`: name the cause in one or more logs, with the lines that prove it.
 
 Reads files, `.gz` files and standard input (`-`, or nothing when input is piped).
-Exit status: 0 nothing wrong found, 1 a cause found, 2 some input could not be read
-(the others are still diagnosed and printed). Heavy imports happen inside `run`; the
+Exit status: 0 nothing wrong found, 1 a cause found (or only a failure's symptom, with
+its probable causes), 2 some input could not be read (the others are still diagnosed
+and printed). Heavy imports happen inside `run`; the
 rules come from the compiled cache, so a pasted log is answered in a fraction of a second.
 """
 
@@ -14,13 +15,17 @@ import sys
 import time
 
 HELP = "diagnose logs: the likely causes, the lines that show them, and the fixes"
+LIKELY = 0.5  # kb.diagnosis.ranking.LIKELY, kept here so `--help` imports nothing heavy
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.epilog = (
-        "Exit status: 0 no known problem found, 1 a likely cause found, 2 some input could "
-        "not be read (the rest is still diagnosed). A cause is listed when its rule fires and "
-        "its confidence is at least 0.5."
+        "Exit status: 0 no known problem found, 1 a likely cause found (or a failure whose "
+        "cause no line names), 2 some input could not be read (the rest is still diagnosed). "
+        f"A cause is listed when its rule fires and its confidence is at least {LIKELY}. When "
+        "the logs show a failure (an NCCL error code, a run stuck at start-up) but no likely "
+        "cause, the failure's most probable causes are listed below that threshold, marked "
+        '"basis": "symptom" in the JSON.'
     )
     p.add_argument(
         "logs",

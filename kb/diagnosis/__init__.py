@@ -6,9 +6,14 @@ returning a `Diagnosis` (in `kb.diagnosis.model`) whose `to_json()` is the
 
 - `compiled`: the rules as plain data, cached on disk by their content (fast start);
 - `reader`: any input as blocks of whole, cleaned lines (gzip, stdin, huge lines);
+- `decorations`: quoting and launcher prefixes around a message, and what a regex's
+  line anchors mean under them; `shapes`: a line's shape and a fuzzy text's anchors;
 - `scanner`: hyperscan/RE2 prefilter that finds the few candidate lines of a block;
+- `plan`: the prefilter patterns of given rules and who consumes them (built once);
 - `pipeline`: feeds candidates to `kb.matching` signatures and to the `analyzers`
-  (NCCL INFO, command outputs, progress lines), or every line on the reference path;
+  (NCCL INFO, command outputs, progress lines, where the job runs, how the log ends),
+  or every line on the reference path; `unwrap` joins terminal-wrapped messages;
 - `ranking`: prior and evidence into a confidence, notes, first failure;
+  `candidates`: a failure symptom's probable causes when no line names the cause;
 - `render`: the human-readable report.
 """

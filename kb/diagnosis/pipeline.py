@@ -197,7 +197,7 @@ class Session:
         for key in sorted(set(diverted.values())):
             mine = {pid for pid, k in diverted.items() if k == key}
             masked = self.plan.vetoes.masked(key, block)
-            self._scan(masked, lambda pid, mine=mine: pid in mine and self.wanted(pid))
+            self._scan(masked, _only(mine, self.wanted))
 
     def _scan(self, block: reader.Block, wanted: Callable[[int], bool]) -> None:
         """Feed the block's candidate lines (those of the `wanted` patterns) onwards."""
@@ -310,6 +310,10 @@ class Session:
                 )
             if left > len(lines):
                 self._follow.append((a, tap, left - len(lines), strip))
+
+
+def _only(pids: set[int], wanted: Callable[[int], bool]) -> Callable[[int], bool]:
+    return lambda pid: pid in pids and wanted(pid)
 
 
 def _position(stream: Any, fallback: int) -> int:

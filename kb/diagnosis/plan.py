@@ -60,28 +60,29 @@ class VetoIndex:
 
     @property
     def scanner(self) -> Scanner:
-        if self._scanner is None:
+        if self._scanner is None:  # exact patterns only: a superset would drop real lines
             self._scanner = Scanner(self.patterns, self.use_hyperscan)
         return self._scanner
 
-    def rejected(self, vetoes: tuple[int, ...], block: Block) -> list[int]:
-        """Offsets (in `block.data`), in order, of the lines these vetoes reject."""
-        starts: set[int] = set()
-        data = block.data
+    def rejected(self, vetoes: tuple[int, ...], block: Block) -> list[tuple[int, int]]:
+        """(start, end) offsets (in `block.data`), in order, of the lines these vetoes
+        reject (a line longer than `MAX_LINE` is decoded cut, so it is left to matching)."""
+        spans: set[tuple[int, int]] = set()
         for pid in vetoes:
-            for start in self.scanner.line_starts(pid, block):
-                end = data.find(b"\n", start, block.hi)
-                if (end if end >= 0 else block.hi) - start <= MAX_LINE:  # decoded whole
-                    starts.add(start)
-        return sorted(starts)
+            spans.update(
+                (start, end)
+                for start, end in self.scanner.line_spans(pid, block)
+                if end - start <= MAX_LINE
+            )
+        return sorted(spans)
 
     def masked(self, vetoes: tuple[int, ...], block: Block) -> Block:
         """A copy of the block with the lines these vetoes reject left empty (their line
         numbers stay as they were)."""
         data, pos, parts = block.data, block.lo, []
-        for start in self.rejected(vetoes, block):
+        for start, end in self.rejected(vetoes, block):
             parts.append(data[pos:start])
-            pos = data.find(b"\n", start, block.hi)  # keep the line's newline
+            pos = end  # keep the line's newline
         parts.append(data[pos : block.hi])
         out = b"".join(parts)
         return Block(out, 0, len(out), block.first_line, block.lines, 0)
@@ -138,7 +139,11 @@ class Plan:
     @property
     def scanner(self) -> Scanner:
         if self._scanner is None:
-            self._scanner = Scanner(self.patterns, self.use_hyperscan)
+            # matchers confirm each candidate line; analyzer taps trust theirs
+            approximate = frozenset(
+                pid for pid, cons in enumerate(self.consumers) if all(k != "t" for k, _, _ in cons)
+            )
+            self._scanner = Scanner(self.patterns, self.use_hyperscan, approximate)
         return self._scanner
 
     @property

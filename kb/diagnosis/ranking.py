@@ -16,8 +16,9 @@ kept below it. So is a cause that only explains slowness (all its symptoms in th
 and no slowness. A signature resting only on a generic word (`error`, `timeout`) never
 makes a diagnosis alone. Causes under `LIKELY` are not reported.
 
-When no cause is likely but a failure symptom is certainly there (its signatures fired,
-or an analyzer saw it: an NCCL error code, a log that ends at start-up), the symptom's
+When no cause is likely but a failure symptom is certainly there (its signatures fired
+on lines other than INFO/DEBUG ones, or an analyzer saw it: an NCCL error code, a log
+that ends at start-up), the symptom's
 most probable causes are reported instead, below `LIKELY` and marked `basis: symptom`
 (`kb.diagnosis.candidates`).
 """
@@ -138,6 +139,7 @@ def rank(
     partial: dict[str, tuple[float, list[Evidence], dict[str, str]]] = {}
     for rid, ps in pieces.items():
         if rid in rules.symptoms:
+            ps = [p for p in ps if not p.rule or _failure_lines(p)]
             if _fires(ps):
                 diag.symptoms.append(rid)
                 if rules.symptoms[rid].group != "slow":
@@ -178,6 +180,14 @@ def rank(
         [e for c in specific for p in reported[c.id] for e in p.evidence], context
     )
     return diag
+
+
+def _failure_lines(p: Piece) -> list[Evidence]:
+    """A symptom signature's lines that can show a failure: an INFO/DEBUG line (NCCL's
+    `NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file`) is a probe,
+    not a failure. (Analyzers judge their own lines: a log that ends at start-up.)"""
+    p.evidence = [e for e in p.evidence if level_of(e.text) != "info"]
+    return p.evidence
 
 
 def _fires(ps: list[Piece]) -> bool:

@@ -115,5 +115,10 @@ def render(
             out.append(f"  - {n.text}{st.dim(where)}")
     if explain:
         out.append("")
-        out.append(st.dim(f"Causes are listed when their confidence is at least {LIKELY}."))
+        out.append(
+            st.dim(
+                f"Causes are listed when their confidence is at least {LIKELY}; when only a "
+                "failure's symptom shows, its likeliest causes are listed below that."
+            )
+        )
     return "\n".join(out) + "\n"

@@ -4,8 +4,10 @@ Two levels per block of about 1 MB:
 1. one multi-pattern automaton over the whole block says *which* patterns occur in it
    at all: hyperscan in block mode with `HS_FLAG_SINGLEMATCH` (each pattern reported
    at most once, so a pattern that matches every line costs one callback, not a
-   million); patterns hyperscan refuses (or every pattern, where hyperscan is not
-   installed) go to a google-re2 `Set`;
+   million); a pattern hyperscan refuses (too large, say) that only feeds matchers,
+   which confirm every line anyway, goes in as hyperscan's *prefilter* form (a
+   superset); the others (or every pattern, where hyperscan is not installed) go to a
+   google-re2 `Set`, which scans far slower;
 2. for each pattern that occurred *and* still has a consumer that wants lines (a
    signature with fewer than its maximum hits, an analyzer below its cap), RE2 with
    `never_nl` lists the lines it matches.
@@ -66,8 +68,16 @@ def _options(caseless: bool) -> re2.Options:
 class Scanner:
     """Candidate lines of a block for a fixed list of patterns."""
 
-    def __init__(self, patterns: Sequence[Pattern], use_hyperscan: bool = True) -> None:
+    def __init__(
+        self,
+        patterns: Sequence[Pattern],
+        use_hyperscan: bool = True,
+        approximate: frozenset[int] = frozenset(),
+    ) -> None:
+        """`approximate`: ids of patterns whose lines are confirmed later, so a superset
+        of their lines (hyperscan's prefilter form) is good enough."""
         self.patterns = list(patterns)
+        self.approximate = approximate
         self._line_rx: dict[int, re2._Regexp | None] = {}  # compiled when first needed
         self.hs_db: Any = None
         self.hs_lazy: Any = None
@@ -75,9 +85,9 @@ class Scanner:
         lazy_ids: list[int] = []
         if use_hyperscan:
             eager = [i for i, p in enumerate(self.patterns) if not p.lazy]
-            self.hs_db, hs_ids = _hyperscan_db(self.patterns, eager)
+            self.hs_db, hs_ids = _hyperscan_db(self.patterns, eager, approximate)
             lazy = [i for i, p in enumerate(self.patterns) if p.lazy]
-            self.hs_lazy, lazy_ids = _hyperscan_db(self.patterns, lazy)
+            self.hs_lazy, lazy_ids = _hyperscan_db(self.patterns, lazy, approximate)
         self._lazy_ids = lazy_ids
         taken = self._hs_ids = set(hs_ids) | set(lazy_ids)
         self._line_dbs: dict[int, Any] = {}
@@ -158,9 +168,14 @@ class Scanner:
 
     def line_starts(self, pid: int, block: Block) -> list[int]:
         """Offsets (in `block.data`) of the block's lines where pattern `pid` matches."""
+        return [start for start, _end in self.line_spans(pid, block)]
+
+    def line_spans(self, pid: int, block: Block) -> list[tuple[int, int]]:
+        """(start, end) offsets (in `block.data`; `end` at the line's newline) of the
+        block's lines where pattern `pid` matches, in order."""
         data, lo, hi = block.data, block.lo, block.hi
         db = self._line_db(pid)
-        starts: list[int] = []
+        spans: list[tuple[int, int]] = []
         if db is not None:
             span = [0, -1]  # the line last reported: [start, end]
 
@@ -171,18 +186,19 @@ class Scanner:
                 start = data.rfind(b"\n", lo, pos) + 1 or lo
                 end = data.find(b"\n", pos, hi)
                 span[0], span[1] = start, (hi if end < 0 else end)
-                starts.append(start)
+                spans.append((start, span[1]))
 
             db.scan(block.view(), match_event_handler=on_match)
-            return starts
+            return spans
         rx = self.line_rx(pid)
         if rx is None:
-            return starts
+            return spans
         for m in rx.finditer(data, lo, hi):
             start = data.rfind(b"\n", lo, m.start()) + 1 or lo
-            if start < hi and (not starts or starts[-1] != start):
-                starts.append(start)
-        return starts
+            if start < hi and (not spans or spans[-1][0] != start):
+                end = data.find(b"\n", start, hi)
+                spans.append((start, hi if end < 0 else end))
+        return spans
 
     def _line_db(self, pid: int) -> Any:
         """A hyperscan database of the one pattern, reporting every match (lazily built)."""
@@ -194,11 +210,17 @@ class Scanner:
             import hyperscan
 
             flags = hyperscan.HS_FLAG_MULTILINE | (hyperscan.HS_FLAG_CASELESS if p.caseless else 0)
-            db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-            try:
-                db.compile(expressions=[p.regex.encode()], ids=[pid], elements=1, flags=[flags])
-            except Exception:  # hyperscan.error: leave this pattern to RE2
-                db = None
+            db = None
+            tries = (
+                [flags, flags | hyperscan.HS_FLAG_PREFILTER] if pid in self.approximate else [flags]
+            )
+            for f in tries:
+                db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+                try:
+                    db.compile(expressions=[p.regex.encode()], ids=[pid], elements=1, flags=[f])
+                    break
+                except Exception:  # hyperscan.error: leave this pattern to RE2
+                    db = None
         self._line_dbs[pid] = db
         return db
 
@@ -211,7 +233,9 @@ def line_at(data: bytes, start: int) -> bytes:
 # ---------------------------------------------------------------- hyperscan, cached
 
 
-def _hyperscan_db(patterns: Sequence[Pattern], subset: Sequence[int]) -> tuple[Any, list[int]]:
+def _hyperscan_db(
+    patterns: Sequence[Pattern], subset: Sequence[int], approximate: frozenset[int] = frozenset()
+) -> tuple[Any, list[int]]:
     try:
         import hyperscan
     except ImportError:
@@ -223,7 +247,8 @@ def _hyperscan_db(patterns: Sequence[Pattern], subset: Sequence[int]) -> tuple[A
     flags = [base | (hyperscan.HS_FLAG_CASELESS if patterns[i].caseless else 0) for i in ids]
     exprs = [patterns[i].regex.encode() for i in ids]
     key = hashlib.blake2b(digest_size=16)
-    key.update(repr((getattr(hyperscan, "__version__", "?"), ids, exprs, flags)).encode())
+    approx = sorted(set(ids) & approximate)
+    key.update(repr((getattr(hyperscan, "__version__", "?"), ids, exprs, flags, approx)).encode())
     cached = _load_db(hyperscan, key.hexdigest())
     if cached is not None:
         db, kept = cached
@@ -231,10 +256,13 @@ def _hyperscan_db(patterns: Sequence[Pattern], subset: Sequence[int]) -> tuple[A
     kept = []
     kept_exprs, kept_flags = [], []
     for i, e, f in zip(ids, exprs, flags, strict=True):
-        if _compiles(hyperscan, e, f):
-            kept.append(i)
-            kept_exprs.append(e)
-            kept_flags.append(f)
+        if not _compiles(hyperscan, e, f):
+            if i not in approximate or not _compiles(hyperscan, e, f | hyperscan.HS_FLAG_PREFILTER):
+                continue
+            f |= hyperscan.HS_FLAG_PREFILTER  # a superset of its lines: matchers confirm them
+        kept.append(i)
+        kept_exprs.append(e)
+        kept_flags.append(f)
     if not kept:
         return None, []
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)

@@ -43,8 +43,8 @@ class Unreachable(Exception):
     """A host the runner could not reach or log in to.
 
     `kind` is a stable word for programs (refused, timeout, dns, unreachable,
-    unknown-host-key, changed-host-key, auth, protocol, cancelled); the message is
-    for people.
+    unknown-host-key, changed-host-key, revoked-host-key, auth, protocol, cancelled);
+    the message is for people.
     """
 
     def __init__(self, kind: str, message: str) -> None:

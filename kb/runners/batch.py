@@ -27,27 +27,49 @@ def new_nonce() -> str:
 def driver_script(jobs: Sequence[Job], nonce: str) -> str:
     """The sh program that runs `jobs` one after the other between markers.
 
-    Each command runs as a background subshell (a fork, no exec: `timeout` per command
-    cost 4 ms more on a busy node) whose PID goes to stderr, so the client can stop a
-    command that passes its timeout with `kill_tree_command` on a second channel.
+    Each command runs as a background subshell (one fork, and for a simple command the
+    subshell itself execs it: `timeout` per command cost 4 ms more on a busy node) whose
+    PID goes to stderr, so the client can stop a command that passes its timeout with
+    `kill_tree_command` on a second channel.  A command's end marker and the next one's
+    begin marker go out in one write per stream: every write is an SSH packet that
+    sshd encrypts and the client decrypts and wakes up for (3 writes a command, not 5).
     """
+    n = nonce
     lines = ["LC_ALL=C; export LC_ALL"]
+    if jobs:
+        lines.append(f"printf '%s B 0\\n' {n}; printf '%s B 0\\n' {n} >&2")
     for i, (command, _) in enumerate(jobs):
+        more = i + 1 < len(jobs)
+        then, then_arg = (f"%s B {i + 1}\\n", f" {n}") if more else ("", "")
         lines += [
-            f"printf '%s B {i}\\n' {nonce}; printf '%s B {i}\\n' {nonce} >&2",
             f"( eval {shlex.quote(command)} ) </dev/null &",
-            f'printf \'\\n%s P {i} %s\\n\' {nonce} "$!" >&2; wait "$!"',
-            f"printf '\\n%s E {i} %s\\n' {nonce} \"$?\"; printf '\\n%s E {i}\\n' {nonce} >&2",
+            f'printf \'\\n%s P {i} %s\\n\' {n} "$!" >&2; wait "$!"',
+            f"printf '\\n%s E {i} %s\\n{then}' {n} \"$?\"{then_arg}; "
+            f"printf '\\n%s E {i}\\n{then}' {n}{then_arg} >&2",
         ]
     return "\n".join(lines) + "\n"
 
 
 def kill_tree_command(pid: int) -> str:
-    """Stop a command and everything it started (no process groups without a terminal)."""
+    """Stop a command and everything it started (no process groups without a terminal).
+
+    Top down: each process is stopped, and only once /proc shows it stopped are its
+    children listed (then stopped the same way), so none can fork a child the walk
+    misses (`kill -STOP` only queues the signal; a process preempted in a fork stops
+    after it).  Children are found by reading /proc/*/stat with the shell's `read`, one
+    file at a time: awk was used before, and mawk (Debian's awk) gives up at the first
+    file that vanished between the glob and the read, so on a busy node any process
+    that exited meanwhile hid every child listed after it, and those outlived the kill.
+    """
     return (
-        '_k() { kill -STOP "$1" 2>/dev/null; for _c in $(awk -v p="$1" '
-        "'{ sub(/^.*\\) /, \"\"); if ($2 == p) print substr(FILENAME, 7, length(FILENAME) - 11) }' "
-        '/proc/[0-9]*/stat 2>/dev/null); do _k "$_c"; done; kill -KILL "$1" 2>/dev/null; }; '
+        '_w() { _n=0; while [ "$_n" -lt 400 ] && read -r _s < "/proc/$1/stat"; do '
+        'case "${_s##*) }" in [TtZX]*) return 0;; esac; _n=$((_n + 1)); '
+        '[ "$_n" -gt 200 ] && sleep 0.01; done 2>/dev/null; }; '
+        '_c() { _p=$1; for _f in /proc/[0-9]*/stat; do { read -r _s < "$_f"; } 2>/dev/null '
+        '|| continue; _r=${_s##*) }; _r=${_r#* }; [ "${_r%% *}" = "$_p" ] && echo "${_s%% *}"; '
+        "done; }; "
+        '_k() { kill -STOP "$1" 2>/dev/null; _w "$1"; for _x in $(_c "$1"); do _k "$_x"; done; '
+        'kill -KILL "$1" 2>/dev/null; }; '
         f"_k {int(pid)}"
     )
 

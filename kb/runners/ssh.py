@@ -1,18 +1,18 @@
 """Running checks on a user's node over SSH, with paramiko.
 
-The only module that imports paramiko, and only when a connection is made (the import
-costs about 0.2 s, which `dlperf-help diagnose` should not pay).  One connection per
-host carries every check (a new channel costs ~3 ms; a new connection a key exchange);
-`TCP_NODELAY` is set because SSH's small request/answer packets otherwise wait on
-Nagle's algorithm (auth went from 49 to 6 ms with it).  Host keys are checked like
-OpenSSH's `StrictHostKeyChecking=yes`, or `accept-new` when the user asks; secrets are
-asked through a callback and never kept or logged.
+With `sshauth` (logging in), the only modules that import paramiko, and only when a
+connection is made (the import costs about 0.2 s, which `dlperf-help diagnose` should
+not pay).  One connection per host carries every check (a new channel costs ~3 ms; a new
+connection a key exchange).  The socket has `TCP_NODELAY` (auth went from 49 to 6 ms)
+and acknowledges at once (`sshnet.QuickAckSocket`: the first channel went from 44 to
+3 ms); the key exchange and ciphers that cost the node least come first.  Host keys are
+checked like OpenSSH's `StrictHostKeyChecking=yes`, or `accept-new` when the user asks,
+against known_hosts read once per run (`knownhosts`); secrets are asked through a
+callback and never kept or logged.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +21,8 @@ from typing import Any
 
 from kb.hosts import Target
 from kb.runners.base import CommandResult, Job, OnResult, Unreachable, cancelled_result
+from kb.runners.knownhosts import KnownHosts
+from kb.runners.sshauth import authenticate
 from kb.runners.sshexec import run_lanes
 from kb.runners.sshnet import (
     append_known_host,
@@ -31,7 +33,6 @@ from kb.runners.sshnet import (
 )
 
 AskSecret = Callable[[str], "str | None"]  # prompt -> answer (None: do not ask / gave up)
-DEFAULT_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
 
 
 def load_ssh_config(path: Path) -> Callable[[str], dict[str, Any]]:
@@ -66,7 +67,7 @@ class Session:
     def __init__(self, options: SSHOptions) -> None:
         self.options = options
         self._lock = threading.Lock()
-        self._known: Any = None
+        self._known: KnownHosts | None = None
         self._keys: dict[Path, Any] = {}
         self._key_errors: dict[Path, str] = {}
         self._jumps: dict[tuple[str, str, int], SSHRunner] = {}
@@ -74,51 +75,55 @@ class Session:
     # ---------------------------------------------------------------- host keys
 
     def verify_host_key(self, name: str, key: Any) -> None:
-        """Refuse a changed key always, an unknown one unless accept-new (then record it)."""
+        """Refuse a changed or revoked key always, an unknown one unless accept-new (then
+        record it)."""
         opts = self.options
+        kind, blob = key.get_name(), key.asbytes()
+        hosts = self._hosts()
+        known = hosts.lookup(name)
+        offered = f"{kind} {fingerprint(blob)}"
+        if hosts.is_revoked(blob):
+            raise Unreachable(
+                "revoked-host-key",
+                f"the host key of {name} ({offered}) is marked @revoked in known_hosts; refusing",
+            )
+        if kind in known:
+            if blob in known[kind]:
+                return
+            raise Unreachable(
+                "changed-host-key",
+                f"WARNING: the host key of {name} has CHANGED (known_hosts: "
+                f"{fingerprint(known[kind][0])}, offered: {offered}); someone may be "
+                f"intercepting the connection, or the node was reinstalled. Refusing. If the "
+                f"change is expected: ssh-keygen -R '{name}' -f {opts.known_hosts}",
+            )
+        if known:
+            raise Unreachable(
+                "changed-host-key",
+                f"WARNING: {name} offered a {kind} key but {opts.known_hosts} "
+                f"knows it by {', '.join(known)} only; refusing (possible impersonation)",
+            )
+        if not opts.accept_new_host_keys:
+            raise Unreachable(
+                "unknown-host-key",
+                f"unknown host key for {name} ({offered}), not in {opts.known_hosts}; check "
+                f"it, then rerun with --accept-new-host-keys to record it",
+            )
         with self._lock:
-            known = self._hosts().lookup(name)
-            offered = f"{key.get_name()} {fingerprint(key)}"
-            if known is not None and key.get_name() in known:
-                if known[key.get_name()] == key:
-                    return
-                raise Unreachable(
-                    "changed-host-key",
-                    f"WARNING: the host key of {name} has CHANGED (known_hosts: "
-                    f"{fingerprint(known[key.get_name()])}, offered: {offered}); someone may be "
-                    f"intercepting the connection, or the node was reinstalled. Refusing. If the "
-                    f"change is expected: ssh-keygen -R '{name}' -f {opts.known_hosts}",
-                )
-            if known is not None:
-                raise Unreachable(
-                    "changed-host-key",
-                    f"WARNING: {name} offered a {key.get_name()} key but {opts.known_hosts} "
-                    f"knows it by {', '.join(known.keys())} only; refusing (possible impersonation)",
-                )
-            if not opts.accept_new_host_keys:
-                raise Unreachable(
-                    "unknown-host-key",
-                    f"unknown host key for {name} ({offered}), not in {opts.known_hosts}; check "
-                    f"it, then rerun with --accept-new-host-keys to record it",
-                )
-            self._known.add(name, key.get_name(), key)
-            append_known_host(opts.known_hosts, f"{name} {key.get_name()} {key.get_base64()}")
+            if blob not in hosts.lookup(name).get(kind, []):
+                hosts.add(name, kind, blob)
+                append_known_host(opts.known_hosts, f"{name} {kind} {key.get_base64()}")
 
     def known_key_types(self, name: str) -> list[str]:
+        return list(self._hosts().lookup(name))
+
+    def _hosts(self) -> KnownHosts:
+        """known_hosts, read and indexed once per run."""
         with self._lock:
-            known = self._hosts().lookup(name)
-        return list(known.keys()) if known else []
-
-    def _hosts(self) -> Any:
-        """known_hosts, read once per run (call with the lock held)."""
-        import paramiko
-
-        if self._known is None:
-            self._known = paramiko.HostKeys()
-            for path in (self.options.global_known_hosts, self.options.known_hosts):
-                if path is not None and path.is_file():
-                    self._known.load(str(path))
-        return self._known
+            if self._known is None:
+                opts = self.options
+                self._known = KnownHosts([opts.global_known_hosts, opts.known_hosts])
+            return self._known
 
     # ---------------------------------------------------------------- private keys
 
@@ -216,7 +221,7 @@ class SSHRunner:
             transport.banner_timeout = transport.auth_timeout = opts.connect_timeout
             transport.handshake_timeout = opts.connect_timeout
             name = t.host_key_alias or known_hosts_name(t.hostname, t.port)
-            _prefer_known_types(transport, self.session.known_key_types(name))
+            _prefer_algorithms(transport, self.session.known_key_types(name))
             try:
                 transport.start_client(timeout=opts.connect_timeout)
                 if not (transport.is_active() and transport.initial_kex_done):
@@ -306,77 +311,29 @@ class SSHRunner:
             transport.close()
 
 
-def _prefer_known_types(transport: Any, known: list[str]) -> None:
-    """Negotiate a host key type that known_hosts has, as OpenSSH does."""
-    if not known:
-        return
+# Cheapest first for the node, where the CPU is spent (measured on OpenSSH 9.2: its own
+# curve25519 code costs the node ~5 ms more per login than OpenSSL's P-256), then
+# paramiko's own order; AES-GCM needs one C call per packet instead of a cipher and a MAC.
+PREFERRED_KEX = ("ecdh-sha2-nistp256", "curve25519-sha256@libssh.org")
+PREFERRED_CIPHERS = ("aes128-gcm@openssh.com", "aes256-gcm@openssh.com", "aes128-ctr")
+PREFERRED_MACS = ("hmac-sha2-256-etm@openssh.com", "hmac-sha2-512-etm@openssh.com")
+
+
+def _prefer(offered: Sequence[str], wanted: Sequence[str]) -> list[str]:
+    first = [name for name in wanted if name in offered]
+    return first + [name for name in offered if name not in first]
+
+
+def _prefer_algorithms(transport: Any, known: list[str]) -> None:
+    """Cheap algorithms first, and a host key type that known_hosts has, as OpenSSH does."""
+    options = transport.get_security_options()
+    options.kex = _prefer(options.kex, PREFERRED_KEX)
+    options.ciphers = _prefer(options.ciphers, PREFERRED_CIPHERS)
+    options.digests = _prefer(options.digests, PREFERRED_MACS)
     wanted: list[str] = []
     for name in known:
         wanted += ["rsa-sha2-512", "rsa-sha2-256"] if name == "ssh-rsa" else [name]
-    options = transport.get_security_options()
-    offered = list(options.key_types)
-    first = [k for k in wanted if k in offered]
-    options.key_types = first + [k for k in offered if k not in first]
-
-
-def authenticate(transport: Any, target: Target, session: Session) -> None:
-    """Keys (-i, IdentityFile, agent, defaults), then a prompted password if allowed."""
-    import paramiko
-
-    user, tried, opts = target.user, [], session.options
-    try:
-        transport.auth_none(user)
-        return
-    except paramiko.BadAuthenticationType as exc:
-        allowed = list(exc.allowed_types)
-    except paramiko.SSHException:
-        allowed = ["publickey"]
-    for key, label in _candidate_keys(target, session):
-        tried.append(label)
-        try:
-            transport.auth_publickey(user, key)
-        except paramiko.AuthenticationException:
-            continue
-        if transport.is_authenticated():
-            return
-    ask = opts.ask_secret
-    if ask is not None and "password" in allowed:
-        tried.append("password")
-        secret = ask(f"{user}@{target.hostname}'s password: ")
-        if secret:
-            with contextlib.suppress(paramiko.AuthenticationException):
-                transport.auth_password(user, secret)
-            if transport.is_authenticated():
-                return
-    problems = [e for p in _identity_paths(target, session) if (e := session.key_error(p))]
-    hint = f"; {'; '.join(problems)}" if problems else ""
-    raise Unreachable(
-        "auth",
-        f"authentication failed for {user}@{target.hostname}:{target.port} (tried: "
-        f"{', '.join(tried) or 'no keys found'}; the server accepts: {', '.join(allowed)}){hint}",
-    )
-
-
-def _identity_paths(target: Target, session: Session) -> list[Path]:
-    paths = [*session.options.identity_files, *target.identity_files]
-    if not paths:
-        ssh_dir = Path.home() / ".ssh"
-        paths = [ssh_dir / n for n in DEFAULT_KEYS if (ssh_dir / n).is_file()]
-    return list(dict.fromkeys(paths))
-
-
-def _candidate_keys(target: Target, session: Session) -> list[tuple[Any, str]]:
-    import paramiko
-
-    keys = []
-    for path in _identity_paths(target, session):
-        key = session.key(path)
-        if key is not None:
-            keys.append((key, str(path)))
-    if session.options.use_agent and not target.identities_only and os.environ.get("SSH_AUTH_SOCK"):
-        with contextlib.suppress(paramiko.SSHException):
-            keys += [(k, "agent key") for k in paramiko.Agent().get_keys()]
-    return keys
+    options.key_types = _prefer(options.key_types, wanted)
 
 
 def _lane0(on_result: OnResult) -> Callable[[int, int, CommandResult], None]:

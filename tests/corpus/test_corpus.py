@@ -31,15 +31,9 @@ DEVICE_SOURCE = "2xH200 host"  # sources of logs captured on the project's own m
 
 # file -> why the engine misses it today (strict xfail: remove the entry once it passes)
 KNOWN_GAPS: dict[str, str] = {
-    "tfdist-adanet-76-stuck-started-server.log": (
-        "a run stuck after 'Started server with target: grpc://...' (TF_CONFIG) raises no cause"
-    ),
     "dockernet-pytorch-23363-two-containers-bridge.log": (
-        "a bare 'NCCL error ... unhanled system error' (sic) between two bridged "
-        "containers raises no cause"
-    ),
-    "h200-mpirun-unknown-host-nodes-filled.log": (
-        "Open MPI 'All nodes which are allocated for this job are already filled.' raises no cause"
+        "a bare 'NCCL error ... unhanled system error' (sic) between two bridged containers: "
+        "only symptom-level candidates, and nothing in the log points at the bridge network"
     ),
 }
 

@@ -140,8 +140,11 @@ def test_a_cached_start_imports_no_pydantic_yaml_networkx_or_textual(cli, tmp_pa
 
 
 def test_help_states_the_threshold_the_engine_uses(cli) -> None:
+    from kb.cli.diagnose import LIKELY as SHOWN
     from kb.diagnosis.ranking import LIKELY
 
     out = " ".join(cli("diagnose", "--help").stdout.split())
+    assert SHOWN == LIKELY
     assert f"confidence is at least {LIKELY}" in out
-    assert "Exit status: 0 no known problem found, 1 a likely cause found, 2" in out
+    assert "Exit status: 0 no known problem found, 1 a likely cause found (or a failure" in out
+    assert '"basis": "symptom"' in out

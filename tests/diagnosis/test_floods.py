@@ -56,7 +56,7 @@ def test_after_the_flood_the_vetoed_lines_are_not_fed(rules, tmp_path, monkeypat
     monkeypatch.setattr(reader, "CHUNK", 64 * 1024)
     path = _flood(tmp_path, 20_000, None)
     session = Session(rules)
-    session.run([(str(path), lambda: open(path, "rb"))])
+    session.run([(str(path), lambda: reader.open_input(str(path)))])
     flooded = [sm for sm in session._matchers.values() if sm.line_vetoed]
     assert len(flooded) == 1
     per_block = 64 * 1024 // len(SERVER) + 1
@@ -68,7 +68,7 @@ def test_without_the_flood_switch_every_line_is_fed(rules, tmp_path, monkeypatch
     monkeypatch.setattr(pipeline, "VETO_FLOOD", 10**9)
     path = _flood(tmp_path, 5_000, None)
     session = Session(rules)
-    session.run([(str(path), lambda: open(path, "rb"))])
+    session.run([(str(path), lambda: reader.open_input(str(path)))])
     assert max(sm.line_vetoed for sm in session._matchers.values()) == 5_000
 
 

@@ -134,3 +134,21 @@ def test_and_condition_needs_every_matcher_in_the_same_log() -> None:
     assert [h.line_no for h in m.result().hits] == [1, 2]
     m.reset()
     assert m.result() is None
+
+
+def test_a_pattern_too_large_for_hyperscan_is_prefiltered_by_it_when_lines_are_confirmed() -> None:
+    # "warm-up longer than the iterations", digit by digit: hyperscan says "too large"
+    alts = [
+        rf"{d}\d{{{k}}}\b.*--[\w-]*(?:iter|batches)[\w-]*[= ][1-{d - 1}]\d{{{k}}}\b"
+        for k in range(1, 5)
+        for d in range(2, 10)
+    ]
+    big = "--warm[_-]?up[= ](?:" + "|".join(alts) + ")"
+    lines = ["train --warmup 500 --num_iters 100 x", "train --warmup 500 --iters 900", "noise"]
+    exact = Scanner([Pattern(big)])
+    approx = Scanner([Pattern(big)], approximate=frozenset({0}))
+    assert exact._set_ids == [0]  # the slow RE2 fallback
+    assert approx._set_ids == [] and approx.engine == "hyperscan"
+    found = {n for n, _s, _p in approx.candidates(_block(lines), lambda _pid: True)}
+    m = CompiledMatcher(MatcherSpec(type="regex", pattern=big))
+    assert {n for n, line in enumerate(lines, start=1) if m.search(line)} == {1} <= found

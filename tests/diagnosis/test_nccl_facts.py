@@ -93,3 +93,19 @@ def test_gloo_peers_at_real_addresses_or_on_one_node_are_not(rules) -> None:
     assert diagnose_text(rules, real).causes == []
     loop = "Gloo connectFullMesh failed: Connection refused, remote=[127.0.0.1]:40011 (size=16)"
     assert diagnose_text(rules, "torchrun --nnodes=1 train.py\n" + loop).causes == []
+
+
+def test_both_ends_of_a_ring_printed_by_each_rank_on_two_named_nodes_are_fine(rules) -> None:
+    # each rank prints its send (r -> next) and its receive (prev -> r) without a marker,
+    # and ranks on both nodes use GPUs 0-3: the line's prefix device tells who printed it
+    lines = []
+    for r in range(8):
+        host, dev = f"gpu0{1 + r // 4}", r % 4
+        nxt, prv = (r + 1) % 8, (r - 1) % 8
+        for a, b in ((r, nxt), (prv, r)):
+            via = "P2P/IPC" if a // 4 == b // 4 else "NET/IB/0"
+            lines.append(
+                f"{host}:{100 + r}:{100 + r} [{dev}] NCCL INFO Channel 00/0 : "
+                f"{a}[{a % 4}] -> {b}[{b % 4}] via {via}"
+            )
+    assert "duplicate-hostname" not in _ids(diagnose_text(rules, "\n".join(lines)))

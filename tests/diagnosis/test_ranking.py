@@ -136,3 +136,35 @@ def test_the_first_failure_is_a_specific_causes_line_not_a_later_timeout(
     assert [c.id for c in diag.causes] == ["nccl-wrong-interface", "nccl-timeout-hang"]
     assert diag.first_failure is not None
     assert (diag.first_failure["file"], diag.first_failure["line"]) == (str(r1), 1)
+
+
+def test_a_workaround_that_points_at_a_failure_outranks_a_slow_topology(rules) -> None:
+    # PCIe topology (PXB/PIX/SYS), "the rest will result in hanging", P2P_DISABLE=1 works
+    path = (
+        Path(__file__).parents[1]
+        / "heldout"
+        / "p2p-nccl-667-hang-pxb-pix-p2p-disable-workaround.log"
+    )
+    diag = diagnose_paths(rules, [path])
+    ids = [c.id for c in diag.causes]
+    assert ids[0] == "nccl-p2p-failure"
+    topology = {c.id: c for c in diag.causes}.get("gpu-topology-slow")
+    if topology is not None:  # still worth reading, below the failure
+        assert "cause of slowness only below a specific failure" in topology.explanation
+        assert topology.confidence < diag.causes[0].confidence
+
+
+def test_a_slow_job_keeps_the_topology_in_its_own_rank(rules) -> None:
+    topo = (
+        "\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity\n"
+        "GPU0\t X \tSYS\tSYS\tSYS\t0-11\nGPU1\tSYS\t X \tSYS\tSYS\t0-11\n"
+        "GPU2\tSYS\tSYS\t X \tSYS\t12-23\nGPU3\tSYS\tSYS\tSYS\t X \t12-23\n"
+    )
+    workaround = "Setting NCCL_P2P_DISABLE=1 did workaround but got really low speed.\n"
+    table = "| GPUs | Throughput (img/s) |\n|---|---|\n| 1 | 320 |\n| 4 | 500 |\n"
+    hang = diagnose_text(rules, topo + workaround)
+    slow = diagnose_text(rules, topo + workaround + table)
+    assert hang.causes[0].id == "nccl-p2p-failure"
+    by_id = {c.id: c.confidence for c in slow.causes}
+    assert [c.id for c in slow.causes] == sorted(by_id, key=lambda i: -by_id[i])
+    assert "capped" not in " ".join(c.explanation for c in slow.causes)

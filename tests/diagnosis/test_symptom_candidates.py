@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from kb.diagnosis.candidates import SYMPTOM_MAX, TRAITS
+from kb.diagnosis.compiled import load_rules
 from kb.diagnosis.engine import diagnose_paths, diagnose_text
 from kb.diagnosis.model import BASIS_SYMPTOM
 from kb.diagnosis.ranking import LIKELY
 
-from .conftest import DATA_CORPUS, DEV_CORPUS, HELDOUT
+from .conftest import DATA_CORPUS, DEV_CORPUS, FIXTURE_RULES, HELDOUT
 
 BARE = (
     "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:825, "
@@ -176,3 +178,31 @@ def test_cli_marks_symptom_candidates_and_says_what_to_do(cli, tmp_path: Path) -
     assert "but only the symptom: no line names its cause" in human
     assert "rerun with NCCL_DEBUG=INFO" in human
     assert "confidence 0.45, from the symptom only" in human or "from the symptom only" in human
+
+
+def test_a_symptom_line_at_info_level_is_a_probe_not_a_failure(tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    shutil.copytree(FIXTURE_RULES, rules)
+    (rules / "symptoms" / "library-load-fails.yaml").write_text(
+        "id: library-load-fails\ntitle: A library cannot be loaded\ndescription: x\n"
+        "group: library\nsignatures:\n  - id: so-missing\n    weight: 0.6\n    matchers:\n"
+        "      - {type: substring, text: 'cannot open shared object file'}\n"
+        "questions:\n  - id: q\n    text: Which library?\n    answers:\n"
+        "      - {id: a, text: cudart, confirms: [cuda-lib-missing]}\n"
+        "      - {id: b, text: other}\n"
+    )
+    (rules / "cuda" / "cuda-lib-missing.yaml").write_text(
+        (FIXTURE_RULES / "cuda" / "cuda-lib-missing.yaml")
+        .read_text()
+        .replace("symptoms: [job-fails]", "symptoms: [job-fails, library-load-fails]")
+    )
+    compiled = load_rules(rules)
+    probe = (
+        "gpu1:7:7 [0] NCCL INFO NET/Plugin : dlerror=libnccl-net.so: "
+        "cannot open shared object file: No such file or directory"
+    )
+    assert diagnose_text(compiled, probe + "\n").causes == []
+    failure = "ImportError: libfoo.so.1: cannot open shared object file: No such file or directory"
+    diag = diagnose_text(compiled, failure + "\n")
+    assert diag.symptoms == ["library-load-fails"]
+    assert [(c.id, c.basis) for c in diag.causes] == [("cuda-lib-missing", BASIS_SYMPTOM)]

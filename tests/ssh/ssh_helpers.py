@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import shutil
 import subprocess
 import sys
 import threading
@@ -10,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from sshd_nodes import Cluster, Node, have_sshd
+from sshd_nodes import TOOL_PATH, Cluster, Node, have_sshd
 
 from kb.checkrun import CheckResult, Event, RunOptions, RunReport, plan, run_checks, ssh_runners
 from kb.hosts import Target, parse_host, targets
@@ -90,3 +92,16 @@ def logins_settled(node: Node, quiet: float = 0.3, limit: float = 10.0) -> int:
             break
         time.sleep(0.05)
     return node.accepted_logins()
+
+
+@functools.cache
+def ping_state() -> str:
+    """`missing` (no iputils-ping), `works` (it can send 10 kB packets to 127.0.0.1 here),
+    or `refused` (installed, but this user may not ping: no CAP_NET_RAW, no ping group)."""
+    ping = shutil.which("ping", path=TOOL_PATH)  # what the test nodes link into tools/
+    if ping is None:
+        return "missing"
+    done = subprocess.run(
+        [ping, "-c", "1", "-W", "2", "-s", "10240", "127.0.0.1"], capture_output=True, timeout=30
+    )
+    return "works" if done.returncode == 0 else "refused"

@@ -101,10 +101,23 @@ def have_sshd() -> bool:
     return os.access(SSHD, os.X_OK) and shutil.which("ssh-keygen") is not None
 
 
+_handed_out: set[int] = set()
+
+
+class PortTaken(RuntimeError):
+    """Another process listens on the port chosen for a node."""
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A port free now and not handed out before by this process (the kernel may give
+    the same free port twice)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port not in _handed_out:
+            _handed_out.add(port)
+            return port
 
 
 def keygen(path: Path, passphrase: str = "") -> Path:
@@ -174,7 +187,15 @@ class Node:
         return (self.root / "sshd.log").read_text(errors="replace")
 
     def start(self) -> None:
-        log = open(self.root / "sshd.log", "ab")  # noqa: SIM115 - sshd keeps it
+        """Start sshd and wait until *this* server listens (its own log says so).
+
+        Raises `PortTaken` when another process holds the port: a port that was free when
+        chosen may be taken before sshd binds it (another test worker, another user), and
+        a "connect succeeds" check would then mistake that process for this node.
+        """
+        path = self.root / "sshd.log"
+        offset = path.stat().st_size if path.exists() else 0
+        log = open(path, "ab")  # noqa: SIM115 - sshd keeps it
         self.proc = subprocess.Popen(
             [SSHD, "-D", "-e", "-f", str(self.root / "sshd_config")],
             stdout=log,
@@ -182,14 +203,21 @@ class Node:
             start_new_session=True,
         )
         log.close()
-        deadline = time.monotonic() + 10
+        listening = f"Server listening on 127.0.0.1 port {self.port}."
+        deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
+            with open(path, "rb") as fh:
+                fh.seek(offset)
+                new = fh.read().decode(errors="replace")
+            if listening in new:
+                return
             if self.proc.poll() is not None:
-                raise RuntimeError(f"sshd for {self.name} exited: {self.log[-500:]}")
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
-            time.sleep(0.02)
+                self.proc = None
+                if "Address already in use" in new:
+                    raise PortTaken(f"port {self.port} of {self.name} is taken")
+                raise RuntimeError(f"sshd for {self.name} exited: {new[-500:]}")
+            time.sleep(0.01)
+        self.kill()
         raise RuntimeError(f"sshd for {self.name} did not listen on {self.port}")
 
     def kill(self) -> None:
@@ -260,14 +288,16 @@ class Cluster:
         self.known_hosts = root / "known_hosts"
         self._replay = _replay_script()
         self.nodes = [self._make(i) for i in range(count)]
-        lines = [
-            f"[127.0.0.1]:{n.port} {(n.root / 'hostkey.pub').read_text().split(' ')[0]} "
-            f"{(n.root / 'hostkey.pub').read_text().split(' ')[1]}"
-            for n in self.nodes
-        ]
-        self.known_hosts.write_text("\n".join(lines) + "\n")
+        self._write_known_hosts()
         for node in self.nodes:
             self.authorize(node, *self.nodes)
+
+    def _write_known_hosts(self) -> None:
+        lines = []
+        for node in self.nodes:
+            kind, blob = (node.root / "hostkey.pub").read_text().split()[:2]
+            lines.append(f"[127.0.0.1]:{node.port} {kind} {blob}\n")
+        self.known_hosts.write_text("".join(lines))
 
     def _make(self, index: int) -> Node:
         if os.geteuid() == 0:
@@ -280,6 +310,24 @@ class Cluster:
         keygen(node.host_key)
         keygen(root / "id_node")
         (root / "authorized_keys").write_text((self.root / "client_key.pub").read_text())
+        self._write_sshd_config(node)
+        (root / "ssh_config").write_text(f"""IdentityFile {root}/id_node
+IdentitiesOnly yes
+UserKnownHostsFile {self.root}/known_hosts
+GlobalKnownHostsFile /dev/null
+StrictHostKeyChecking yes
+""")
+        for tool in TOOLS:
+            real = shutil.which(tool, path=self.tool_path)
+            if real:
+                (node.tools / tool).symlink_to(real)
+        node.write_tool("ssh", f'#!/bin/sh\nexec /usr/bin/ssh -F {root}/ssh_config "$@"\n')
+        node.write_tool("hostname", f"#!/bin/sh\necho {name}\n")
+        node.write_tool("nvidia-smi", self._replay)
+        return node
+
+    def _write_sshd_config(self, node: Node) -> None:
+        root = node.root
         (root / "sshd_config").write_text(f"""Port {node.port}
 ListenAddress 127.0.0.1
 HostKey {node.host_key}
@@ -296,20 +344,6 @@ MaxSessions 32
 LogLevel INFO
 SetEnv PATH={root}/bin:{root}/tools HOME={root}/home
 """)
-        (root / "ssh_config").write_text(f"""IdentityFile {root}/id_node
-IdentitiesOnly yes
-UserKnownHostsFile {self.root}/known_hosts
-GlobalKnownHostsFile /dev/null
-StrictHostKeyChecking yes
-""")
-        for tool in TOOLS:
-            real = shutil.which(tool, path=self.tool_path)
-            if real:
-                (node.tools / tool).symlink_to(real)
-        node.write_tool("ssh", f'#!/bin/sh\nexec /usr/bin/ssh -F {root}/ssh_config "$@"\n')
-        node.write_tool("hostname", f"#!/bin/sh\necho {name}\n")
-        node.write_tool("nvidia-smi", self._replay)
-        return node
 
     def authorize(self, node: Node, *sources: Node) -> None:
         """Let `sources` log in to `node` (besides dlperf-help's own key)."""
@@ -318,8 +352,19 @@ StrictHostKeyChecking yes
         (node.root / "authorized_keys").write_text("".join(keys))
 
     def start(self) -> Cluster:
+        moved = False
         for node in self.nodes:
-            node.start()
+            for _ in range(20):
+                try:
+                    node.start()
+                    break
+                except PortTaken:
+                    node.port, moved = free_port(), True
+                    self._write_sshd_config(node)
+            else:
+                raise RuntimeError(f"no free port found for {node.name}")
+        if moved:
+            self._write_known_hosts()
         return self
 
     def stop(self) -> None:

@@ -1,18 +1,21 @@
-"""The fake nodes never write through a link to a real tool of this machine.
+"""The fake nodes are safe and deterministic: no write through a link, no shared port.
 
 A node's tools/ holds symlinks to the real tools; a test once wrote a replay script
 "into a node" through such a link and, running as root, replaced /usr/bin/ip.  These
 tests link a decoy "real tool" (never the machine's own) and prove that every way the
 fixture API offers to put a fake tool on a node leaves the decoy byte for byte intact.
+The last one proves a node never mistakes another process on its port for its sshd.
 """
 
 from __future__ import annotations
 
 import shutil
+import socket
 import subprocess
 from pathlib import Path
 
 import pytest
+from ssh_helpers import needs_sshd
 from sshd_nodes import Cluster, Node, write_script
 
 pytestmark = pytest.mark.skipif(
@@ -90,3 +93,21 @@ def test_removing_a_tool_removes_the_link_only(decoy_node: tuple[Node, Path]) ->
     node.remove_tool("ip")
     assert not (node.tools / "ip").is_symlink() and decoy.read_text() == REAL_IP
     assert _run(node, "command -v ip || echo missing") == "missing\n"
+
+
+@needs_sshd
+def test_a_node_whose_port_was_taken_meanwhile_moves_to_another_port(tmp_path: Path) -> None:
+    cluster = Cluster(tmp_path, 1)
+    node = cluster.nodes[0]
+    squatter = socket.socket()  # another worker's server took the port after it was chosen
+    squatter.bind(("127.0.0.1", node.port))
+    squatter.listen(1)
+    try:
+        cluster.start()
+        assert node.port != squatter.getsockname()[1]
+        assert f"[127.0.0.1]:{node.port} " in cluster.known_hosts.read_text()
+        with socket.create_connection(("127.0.0.1", node.port), timeout=5) as s:
+            assert s.recv(64).startswith(b"SSH-2.0-OpenSSH")  # this node's sshd, not the squatter
+    finally:
+        cluster.stop()
+        squatter.close()

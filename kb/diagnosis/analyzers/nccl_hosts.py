@@ -68,17 +68,17 @@ def interface_findings(s: State, multi_node: bool, single_node: bool) -> list[Fi
     ]
     if mixed and not single_node:
         lst = mixed[0]
-        virtual = [(i, a, e) for i, a, e in lst.ifaces if VIRTUAL_IFACE.match(i)]
-        names = ", ".join(i for i, _, _ in virtual[:4]) + (", ..." if len(virtual) > 4 else "")
+        listed = [(i, a, e) for i, a, e in lst.ifaces if VIRTUAL_IFACE.match(i)]
+        names = ", ".join(i for i, _, _ in listed[:4]) + (", ..." if len(listed) > 4 else "")
         out.append(
             Finding(
                 "nccl-wrong-interface",
                 "socket-list-with-virtual-interfaces",
                 0.55,
-                f"NCCL's {lst.kind} list holds {len(virtual)} virtual interface(s) ({names}) "
+                f"NCCL's {lst.kind} list holds {len(listed)} virtual interface(s) ({names}) "
                 f"beside real ones: traffic to other nodes through them cannot arrive",
-                [lst.ifaces[0][2], *(e for _, _, e in virtual[:2])],
-                {"iface": virtual[0][0], "address": virtual[0][1]},
+                [lst.ifaces[0][2], *(e for _, _, e in listed[:2])],
+                {"iface": listed[0][0], "address": listed[0][1]},
             )
         )
         return out
@@ -170,14 +170,21 @@ def _groups(s: State, channels: list[Channel]) -> dict[int, int] | None:
 
     by_host: dict[str, int] = {}
     for ch in channels:
-        if ch.a not in parent:
-            continue
-        host = s.procs[ch.proc].host
-        if host:
-            parent[root(ch.a)] = root(by_host.setdefault(host, ch.a))
-        if _intra(ch) and ch.b in parent:
+        host = _host_of(s, ch)
+        if host and ch.printer in parent:
+            parent[root(ch.printer)] = root(by_host.setdefault(host, ch.printer))
+        if _intra(ch) and ch.a in parent and ch.b in parent:
             parent[root(ch.a)] = root(ch.b)
     return {r: root(r) for r in dev}
+
+
+def _host_of(s: State, ch: Channel) -> str:
+    """The hostname of the rank that printed the channel line ("" when unclear)."""
+    if ch.printer is None:
+        return ""
+    known = s.ranks.get((ch.comm, ch.printer))
+    proc = s.procs.get(known) if known else s.procs.get(ch.proc)
+    return proc.host if proc else ""
 
 
 def _one_gpu_twice(s: State) -> Finding | None:

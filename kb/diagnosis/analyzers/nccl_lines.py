@@ -22,7 +22,7 @@ MakeEvidence = Callable[[int, str, int, int], Evidence]
 
 # searched in a line's first PREFIX_REACH characters only: bounded work on huge lines
 _PREFIX = re.compile(
-    r"(?:^|[\s\]>:])(?P<host>[A-Za-z0-9][\w.\-]{0,100}):(?P<pid>\d{1,10}):\d{1,10} \[\d{1,4}\]"
+    r"(?:^|[\s\]>:])(?P<host>[A-Za-z0-9][\w.\-]{0,100}):(?P<pid>\d{1,10}):\d{1,10} \[(?P<dev>\d{1,4})\]"
     r"(?: \S{1,80}:\d{1,6})? (?:NCCL )?(?:INFO|WARN) "  # NCCL 2.3 and older print no "NCCL"
 )
 PREFIX_REACH = 300
@@ -67,6 +67,7 @@ class Channel:
     ev: Evidence
     dev_a: str = ""  # the device (cudaDev or bus id) NCCL prints beside each rank
     dev_b: str = ""
+    printer: int | None = None  # the rank whose process printed the line, when it is clear
 
 
 @dataclass
@@ -117,7 +118,7 @@ def read(state: State, tap: str, line_no: int, text: str, ev: MakeEvidence) -> N
             if at is not None:
                 _message(s, tap, ("", ""), text, at, line_no, ev)
         return
-    _message(s, tap, (m["host"], m["pid"]), text, m.end(), line_no, ev)
+    _message(s, tap, (m["host"], m["pid"]), text, m.end(), line_no, ev, m["dev"])
 
 
 def _bare_info(text: str) -> int | None:
@@ -127,7 +128,14 @@ def _bare_info(text: str) -> int | None:
 
 
 def _message(
-    s: State, tap: str, key: tuple[str, str], text: str, at: int, line_no: int, ev: MakeEvidence
+    s: State,
+    tap: str,
+    key: tuple[str, str],
+    text: str,
+    at: int,
+    line_no: int,
+    ev: MakeEvidence,
+    dev: str = "",
 ) -> None:
     proc = s.procs.get(key) or s.procs.setdefault(key, Proc(*key))
     msg = text[at:]
@@ -135,9 +143,10 @@ def _message(
         c = _CHANNEL.match(msg)
         if c:
             e = ev(line_no, text, at + c.start("via"), at + c.end("via"))
-            s.channels.append(
-                Channel(proc.comm, int(c["a"]), int(c["b"]), c["via"], key, e, c["da"], c["db"])
-            )
+            a, b = int(c["a"]), int(c["b"])
+            ch = Channel(proc.comm, a, b, c["via"], key, e, c["da"], c["db"])
+            ch.printer = _printer(a, b, c["dir"], c["da"], c["db"], dev)
+            s.channels.append(ch)
     elif tap == "init":
         c = _INIT.match(msg)
         if c:
@@ -162,6 +171,18 @@ def _message(
         c = _NETWORK.match(msg)
         if c:
             s.networks.setdefault(c["net"], ev(line_no, text, at, len(text)))
+
+
+def _printer(a: int, b: int, direction: str | None, da: str, db: str, dev: str) -> int | None:
+    """Which end of a channel printed it: the receiver of a `[receive]` line, the sender
+    of a `[send]` one, else the end whose device is the one in the line's prefix."""
+    if direction:
+        return b if direction == "receive" else a
+    if dev and da == dev and db != dev:
+        return a
+    if dev and db == dev and da != dev:
+        return b
+    return None
 
 
 def _using(s: State, proc: Proc, text: str, at: int, line_no: int, ev: MakeEvidence) -> None:

@@ -8,6 +8,7 @@ myself"), so all three reach the same verdict.  Statuses are those of the
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +35,11 @@ class _Lines:
         self.joined = "\n".join(self.lines)
 
     def first(self, pattern: str) -> Any:
-        """The match of `pattern` in the first line where it matches, or None.
+        """The match of `pattern` in the first line where it matches, or None."""
+        return next(self.matches(pattern), None)
+
+    def matches(self, pattern: str) -> Iterator[Any]:
+        """The match of `pattern` in each line where it matches, first line first.
 
         The joined text is searched once first with `(?m)` (^ and $ at line ends): a
         match inside a line is also a match there, so when that finds nothing no line
@@ -43,13 +48,12 @@ class _Lines:
         """
         shortcut = not any(mark in pattern for mark in _WHOLE_TEXT_ONLY)
         if shortcut and compile_re2("(?m)" + pattern).search(self.joined) is None:
-            return None
+            return
         rx = compile_re2(pattern)
         for line in self.lines:
             m = rx.search(line)
             if m is not None:
-                return m
-        return None
+                yield m
 
 
 _WHOLE_TEXT_ONLY = ("\\A", "\\z", "(?")
@@ -102,16 +106,12 @@ def extract(check: Check, output: str, lines: _Lines | None = None) -> dict[str,
     lines = lines or _Lines(output)
     found: dict[str, str] = {}
     for name, pattern in check.extract.items():
-        rx = compile_re2(pattern)
-        if lines.first(pattern) is None:
-            continue
-        for line in lines.lines:  # the first line whose match carries a value
-            m = rx.search(line)
-            if m is not None:
-                value = m.group(name) if name in rx.groupindex else m.group(1)
-                if value:
-                    found[name] = value
-                    break
+        named = name in compile_re2(pattern).groupindex
+        for m in lines.matches(pattern):  # the first line whose match carries a value
+            value = m.group(name) if named else m.group(1)
+            if value:
+                found[name] = value
+                break
     return found
 
 

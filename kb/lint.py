@@ -262,6 +262,23 @@ def check_matchers(kb: KnowledgeBase) -> Iterator[Issue]:
                                  severity="warning")
 
 
+MAX_MIN_HITS = 20  # kb.matching.SignatureMatcher.MAX_HITS: hits kept per matcher
+
+
+def check_signature_features(kb: KnowledgeBase) -> Iterator[Issue]:
+    """`min_hits` beyond the hits a matcher keeps could never be reached; below 1 means
+    nothing."""
+    for nid, src in kb.sources.items():
+        node = kb.causes.get(nid) or kb.symptoms.get(nid)
+        if node is None:
+            continue
+        for si, sig in enumerate(node.signatures):
+            if not 1 <= sig.min_hits <= MAX_MIN_HITS:
+                yield _issue(src, src.line("signatures", si, "min_hits"), nid, "min-hits-range",
+                             f"min_hits {sig.min_hits} of signature '{sig.id}' is out of range",
+                             f"use 1-{MAX_MIN_HITS}: the lines a signature's matchers must hit")
+
+
 def check_fuzzy_anchors(kb: KnowledgeBase) -> Iterator[Issue]:
     """A fuzzy text with no anchor word (kb.matching.anchors_of) makes every line of a log
     a candidate: a gigabyte log then costs a fuzzy comparison per line."""
@@ -373,6 +390,7 @@ CHECKS: list[Callable[[KnowledgeBase], Iterator[Issue]]] = [
     check_unique_subids,
     check_regexes,
     check_matchers,
+    check_signature_features,
     check_fuzzy_anchors,
     check_placeholders,
     check_reachability,

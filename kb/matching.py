@@ -17,126 +17,62 @@ Semantics, in one place:
   common log words aside) as a word (not inside a longer one: `connect` is not in
   `connection`) and is not much shorter than the text; in a line more than six times
   the text's length only the stretches around anchor words are compared;
-- a regex anchored at a line start (`^`) also fires on a line's *content*: the line
-  after quoting and launcher prefixes (`> `, `[rank3]:`, `(pid=12)`, ...; see
-  `kb.diagnosis.decorations`), its span counted in the whole line;
+- a regex anchored at a line's start or end (`^`, `$`) also fires on a line's
+  *content*: the line after quoting and launcher prefixes (`> `, `[rank3]:`,
+  `(pid=12)`, ...; see `kb.diagnosis.decorations`), and on a stretch of it quoted in
+  backticks or double quotes (a message quoted in prose), its span counted in the line;
+- an optional part looked for and not found at INFO level (NCCL's `NET/Plugin :
+  ... libnccl-net.so: cannot open shared object file`: `kb.diagnosis.lines.is_probe`)
+  is never evidence: no matcher fires on it (vetoes still see it);
 - `condition: or` fires when any matcher fires on some line, `and` when every matcher
   fires somewhere in the same log; `unless` matchers veto the line (`scope: line`) or
   the whole log (`scope: log`);
+- `min_hits: N` fires only when the matchers hit N different lines or more;
+  `at_end: true` only when one of the lines hit is among the last meaningful lines of
+  the log (`kb.diagnosis.lines.end_lines`): the run stopped there;
 - `extract` regexes pull more values from the lines that fired;
-- a line fed twice (a physical line, then the logical line that a terminal wrapped
-  into several) gives each matcher at most one hit.
+- a *logical* line rebuilt from physical ones (`Logical`: a message a terminal or an
+  editor wrapped over several lines, joined; a URL-encoded line, decoded) is matched
+  too, but a matcher counts it only when its match needs the rebuilding (it spans a
+  join, or is found only in the decoded text) and it holds no hit on those physical
+  lines yet: one message never counts twice.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kb.diagnosis.decorations import content_start, has_line_anchor
+from kb.diagnosis.decorations import content_start, has_any_anchor, quoted
+from kb.diagnosis.lines import end_lines, is_probe
+from kb.diagnosis.logical import Logical
 
-# a line's shape and a fuzzy text's anchor words, re-exported: kb.matching is the API
-from kb.diagnosis.shapes import ANSI, anchor_regex, anchors_of, clean, mask  # noqa: F401
+# a line's shape and a fuzzy text's anchor words, the plain specs and the logical lines,
+# re-exported: kb.matching is the API
+from kb.diagnosis.shapes import ANSI, anchor_regex, anchors_of, clean, mask
+from kb.diagnosis.specs import MatcherSpec, SignatureSpec, matcher_spec, signature_spec
 from kb.re2syntax import compile_re2
 
-# ---------------------------------------------------------------- plain specs
-
-
-@dataclass(frozen=True)
-class MatcherSpec:
-    """One matcher, as plain data (see the module docstring for what each type means)."""
-
-    type: str  # "regex", "substring" or "fuzzy"
-    pattern: str = ""  # regex
-    text: str = ""  # substring, fuzzy
-    ignore_case: bool = False
-    scope: str = "log"  # for `unless` matchers
-    threshold: float = 85.0  # fuzzy
-
-    def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in vars(self).items() if v not in ("", None)}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> MatcherSpec:
-        return cls(**data)
-
-
-@dataclass(frozen=True)
-class SignatureSpec:
-    """One signature, as plain data with the attribute names of `kb.schema.Signature`."""
-
-    id: str
-    matchers: tuple[MatcherSpec, ...]
-    condition: str = "or"
-    unless: tuple[MatcherSpec, ...] = ()
-    weight: float = 0.8
-    alone: bool = True
-    note: str | None = None  # English text
-    extract: Mapping[str, str] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "matchers": [m.to_json() for m in self.matchers],
-            "condition": self.condition,
-            "unless": [m.to_json() for m in self.unless],
-            "weight": self.weight,
-            "alone": self.alone,
-            "note": self.note,
-            "extract": dict(self.extract),
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> SignatureSpec:
-        return cls(
-            id=data["id"],
-            matchers=tuple(MatcherSpec.from_json(m) for m in data["matchers"]),
-            condition=data.get("condition", "or"),
-            unless=tuple(MatcherSpec.from_json(m) for m in data.get("unless", ())),
-            weight=float(data.get("weight", 0.8)),
-            alone=bool(data.get("alone", True)),
-            note=data.get("note"),
-            extract=dict(data.get("extract", {})),
-        )
-
-
-def _english(value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    return str(getattr(value, "en", value))
-
-
-def matcher_spec(m: Any) -> MatcherSpec:
-    """A pydantic matcher (or a spec) as a `MatcherSpec`."""
-    if isinstance(m, MatcherSpec):
-        return m
-    return MatcherSpec(
-        type=m.type,
-        pattern=getattr(m, "pattern", "") or "",
-        text=getattr(m, "text", "") or "",
-        ignore_case=bool(m.ignore_case),
-        scope=m.scope,
-        threshold=float(getattr(m, "threshold", 85.0)),
-    )
-
-
-def signature_spec(sig: Any) -> SignatureSpec:
-    """A pydantic `Signature` (or a spec) as a `SignatureSpec`."""
-    if isinstance(sig, SignatureSpec):
-        return sig
-    return SignatureSpec(
-        id=sig.id,
-        matchers=tuple(matcher_spec(m) for m in sig.matchers),
-        condition=sig.condition,
-        unless=tuple(matcher_spec(m) for m in sig.unless),
-        weight=float(sig.weight),
-        alone=bool(sig.alone),
-        note=_english(sig.note),
-        extract=dict(sig.extract),
-    )
-
+__all__ = [
+    "ANSI",
+    "CompiledMatcher",
+    "Hit",
+    "Logical",
+    "MatcherSpec",
+    "SignatureMatcher",
+    "SignatureResult",
+    "SignatureSpec",
+    "Span",
+    "anchor_regex",
+    "anchors_of",
+    "clean",
+    "mask",
+    "matcher_spec",
+    "run_signatures",
+    "signature_spec",
+]
 
 # ---------------------------------------------------------------- one matcher
 
@@ -160,10 +96,10 @@ class CompiledMatcher:
     def __init__(self, spec: Any) -> None:
         self.spec = spec = matcher_spec(spec)
         self.kind = spec.type
-        self.anchored = False  # a regex anchored at a line start: also tried on the content
+        self.anchored = False  # a regex anchored at a line's start or end: tried on parts too
         if spec.type == "regex":
             self._rx = compile_re2(spec.pattern, spec.ignore_case)
-            self.anchored = has_line_anchor(spec.pattern)
+            self.anchored = has_any_anchor(spec.pattern)
         elif spec.type == "substring":
             self._needle = spec.text.lower() if spec.ignore_case else spec.text
         elif spec.type == "fuzzy":
@@ -192,13 +128,16 @@ class CompiledMatcher:
 
     def search_line(self, line: str, content: int) -> Span | None:
         """`search` on the line, and for an anchored regex also on its content (the
-        line from offset `content` on, past its decorations)."""
+        line from offset `content` on, past its decorations) and on its quoted stretches."""
         span = self.search(line)
-        if span is None and self.anchored and content > 0:
-            inner = self.search(line[content:])
+        if span is not None or not self.anchored:
+            return span
+        parts = [(content, len(line))] if content > 0 else []
+        for start, end in parts + quoted(line):
+            inner = self.search(line[start:end])
             if inner is not None:
-                span = Span(inner.start + content, inner.end + content, inner.params)
-        return span
+                return Span(inner.start + start, inner.end + start, inner.params)
+        return None
 
     def _fuzzy(self, line: str) -> bool:
         low = line.lower()
@@ -258,6 +197,7 @@ class Hit:
     end: int
     params: dict[str, str] = field(default_factory=dict)
     file: str = ""  # the log it came from, set by the diagnosis
+    matched: str | None = None  # the text the matcher saw, when not `text` (a decoded line)
 
 
 @dataclass
@@ -283,62 +223,123 @@ class SignatureMatcher:
     def reset(self) -> None:
         """Forget the log fed so far (the compiled matchers are kept)."""
         self.hits: list[list[Hit]] = [[] for _ in self.matchers]
+        self.latest: list[Hit | None] = [None for _ in self.matchers]  # for `at_end`
         self.vetoed = False
         self.line_vetoed = 0  # lines a matcher fired on that a line-scope `unless` rejected
 
     @property
     def saturated(self) -> bool:
         """True when more lines cannot change the result (vetoes aside)."""
-        return self.vetoed or all(len(h) >= self.MAX_HITS for h in self.hits)
+        if self.vetoed:
+            return True
+        return not self.signature.at_end and all(len(h) >= self.MAX_HITS for h in self.hits)
+
+    def needs(self, index: int) -> bool:
+        """Whether matcher `index` still wants the lines it may fire on."""
+        return self.signature.at_end or len(self.hits[index]) < self.MAX_HITS
 
     def feed(
         self,
         line_no: int,
         line: str,
-        again: bool = False,
         only: Collection[int] | None = None,
         log_vetoes: bool = True,
     ) -> None:
-        """Test one line (already cleaned of ANSI codes and line ends); `again` when the
-        line (by number) may have been fed before, as part of a wrapped logical line.
-        A caller that knows which matchers could fire (a prefilter) passes their indices
-        as `only`, and `log_vetoes=False` when no log veto can fire on the line."""
+        """Test one line (already cleaned of ANSI codes and line ends). A caller that
+        knows which matchers could fire (a prefilter) passes their indices as `only`,
+        and `log_vetoes=False` when no log veto can fire on the line."""
         if self.vetoed:
             return
         content = content_start(line)
-        if log_vetoes:
-            for veto in self.log_vetoes:
-                if veto.search_line(line, content):
-                    self.vetoed = True
-                    return
-        matchers = self.matchers
+        if log_vetoes and self._log_veto(line, content):
+            return
+        if "Plugin" in line and is_probe(line):
+            return
+        spans = self._spans(line, content, only)
+        if not spans or self._line_veto(line, content):
+            return
+        for i, span in spans:
+            self._add(i, Hit(line_no, line, span.start, span.end, dict(span.params)))
+
+    def feed_logical(
+        self, logical: Logical, only: Collection[int] | None = None, log_vetoes: bool = True
+    ) -> None:
+        """Test a line rebuilt from physical ones (see `Logical`)."""
+        if self.vetoed:
+            return
+        text = logical.text
+        content = content_start(text)
+        if log_vetoes and self._log_veto(text, content):
+            return
+        if "Plugin" in text and is_probe(text):
+            return
         spans = [
+            (i, span)
+            for i, span in self._spans(text, content, only)
+            if logical.needs_rebuilding(span.start, span.end, self.matchers[i].kind)
+            and not any(logical.line_no <= h.line_no <= logical.last for h in self.hits[i])
+        ]
+        if not spans or self._line_veto(text, content):
+            return
+        for i, span in spans:
+            if logical.original is None:
+                hit = Hit(logical.line_at(span.start), text, span.start, span.end)
+            else:  # the evidence is the line as the log has it
+                start, end = logical.original_span(span.start, span.end)
+                hit = Hit(logical.line_no, logical.original, start, end, matched=text)
+            hit.params = dict(span.params)
+            self._add(i, hit)
+
+    def _log_veto(self, line: str, content: int) -> bool:
+        for veto in self.log_vetoes:
+            if veto.search_line(line, content):
+                self.vetoed = True
+                return True
+        return False
+
+    def _line_veto(self, line: str, content: int) -> bool:
+        if any(v.search_line(line, content) for v in self.line_vetoes):
+            self.line_vetoed += 1
+            return True
+        return False
+
+    def _spans(
+        self, line: str, content: int, only: Collection[int] | None
+    ) -> list[tuple[int, Span]]:
+        matchers = self.matchers
+        return [
             (i, s)
             for i in (range(len(matchers)) if only is None else only)
             if (s := matchers[i].search_line(line, content))
         ]
-        if not spans:
-            return
-        if any(v.search_line(line, content) for v in self.line_vetoes):
-            self.line_vetoed += 1
-            return
-        for i, span in spans:
-            hits = self.hits[i]
-            if again and any(h.line_no == line_no for h in hits):
-                continue
-            if len(hits) < self.MAX_HITS:
-                hits.append(Hit(line_no, line, span.start, span.end, dict(span.params)))
 
-    def result(self) -> SignatureResult | None:
+    def _add(self, i: int, hit: Hit) -> None:
+        hits = self.hits[i]
+        if len(hits) < self.MAX_HITS:
+            hits.append(hit)
+        self.latest[i] = hit
+
+    def result(self, ends: Collection[int] | None = None) -> SignatureResult | None:
+        """The signature's result on the log fed so far, or None when it did not fire;
+        `ends`: the numbers of the log's last meaningful lines (for `at_end`)."""
         if self.vetoed:
             return None
+        spec = self.signature
         fired = [h for h in self.hits if h]
-        if self.signature.condition == "and":
+        if spec.condition == "and":
             if len(fired) != len(self.matchers):
                 return None
         elif not fired:
             return None
         hits = sorted((h for hs in fired for h in hs), key=lambda h: h.line_no)
+        if spec.at_end:  # the line where the log ends is the evidence: it goes first
+            last = [h for h in self.latest if h is not None and h.line_no in (ends or ())]
+            if not last:
+                return None
+            last.sort(key=lambda h: -h.line_no)
+            hits = last[:1] + [h for h in hits if h is not last[0]]
+        if len({h.line_no for h in hits}) < spec.min_hits:
+            return None
         params: dict[str, str] = {}
         for hit in hits:
             for k, v in hit.params.items():
@@ -346,20 +347,28 @@ class SignatureMatcher:
             for name, rx in self.extractors.items():
                 if name in params:
                     continue
-                m = rx.search(hit.text)
+                m = rx.search(hit.matched or hit.text)
                 if m is not None:
                     value = m.group(name) if name in rx.groupindex else m.group(1)
                     if value is not None:
                         params[name] = value
                         hit.params.setdefault(name, value)
-        return SignatureResult(self.signature, hits, params)
+        return SignatureResult(spec, hits, params)
 
 
 def run_signatures(signatures: Iterable[Any], lines: Iterable[str]) -> list[SignatureResult]:
-    """Evaluate signatures on a small log the simple way (every line, every matcher)."""
+    """Evaluate signatures on a small log the simple way (every line, every matcher),
+    with the same logical lines (wrapped messages, decoded lines) and log end as the
+    diagnosis."""
+    from kb.diagnosis.unwrap import logical_lines
+
     matchers = [SignatureMatcher(s) for s in signatures]
-    for n, raw in enumerate(lines, start=1):
-        line = clean(raw)
+    cleaned = [clean(raw) for raw in lines]
+    for n, line in enumerate(cleaned, start=1):
         for m in matchers:
             m.feed(n, line)
-    return [r for m in matchers if (r := m.result()) is not None]
+    for logical in logical_lines(1, cleaned):
+        for m in matchers:
+            m.feed_logical(logical)
+    ends = end_lines(list(enumerate(cleaned[-40:], start=max(1, len(cleaned) - 39))))
+    return [r for m in matchers if (r := m.result(ends)) is not None]

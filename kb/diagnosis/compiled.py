@@ -21,7 +21,7 @@ from typing import Any
 
 from kb.matching import SignatureSpec, signature_spec
 
-FORMAT = "dlperf-compiled-rules/4"
+FORMAT = "dlperf-compiled-rules/5"
 SKIP_FOLDERS = {"schema"}
 
 

@@ -6,6 +6,9 @@ prefixed by the launcher (`[rank3]:`, `[1,0]<stdout>:`, `3: `, `[default0]:`), b
 `[1824]`, an ISO timestamp) or with colour codes whose escape byte was lost in a copy
 (`[0m`, `[31;1m`). A rule anchored with `^` would miss all of them, so matching tries a
 line's *content* (the line after these decorations) when the whole line does not match.
+People also quote a message inside a sentence (``I get `No IB devices found` on ib0``,
+`the log says "Connection closed by 10.0.0.2 port 22"`): a rule anchored at a line's
+start or end also tries each such quoted stretch (`quoted`).
 
 Here also are the facts about a regex's text that the scanner needs: whether it
 anchors at a line start, the same pattern without those anchors (the prefilter must
@@ -43,6 +46,17 @@ def content_start(line: str) -> int:
     return m.end() if m else 0
 
 
+_QUOTED = re.compile(r"`([^`]{6,})`|\"([^\"]{12,})\"")
+
+
+def quoted(line: str) -> list[tuple[int, int]]:
+    """(start, end) of each stretch of the line quoted in backticks (6 characters or
+    more) or double quotes (12 or more): a message quoted in prose."""
+    if "`" not in line and '"' not in line:
+        return []
+    return [m.span(m.lastindex or 0) for m in _QUOTED.finditer(line)]
+
+
 def _outside_classes(pattern: str) -> list[tuple[int, str]]:
     """(position, token) of the pattern's tokens outside character classes; an escape
     is one token (`\\d`), as is a character class (`[^a-z]`)."""
@@ -74,10 +88,21 @@ def has_line_anchor(pattern: str) -> bool:
     return any(t in ("^", "\\A") for _, t in _outside_classes(pattern))
 
 
+def has_any_anchor(pattern: str) -> bool:
+    """True when the regex anchors at a line's start or end (`^`, `$`, `\\A`, `\\z`)."""
+    return any(t in ("^", "\\A", "$", "\\z") for _, t in _outside_classes(pattern))
+
+
 def without_line_anchors(pattern: str) -> str:
     """The regex with its start anchors removed: it matches every line the original
     matches, at the line's start or after any decoration."""
     return "".join(t for _, t in _outside_classes(pattern) if t not in ("^", "\\A"))
+
+
+def without_anchors(pattern: str) -> str:
+    """The regex with its start and end anchors removed: it matches every line the
+    original matches, after any decoration and inside quotes."""
+    return "".join(t for _, t in _outside_classes(pattern) if t not in ("^", "\\A", "$", "\\z"))
 
 
 _SAFE_ESCAPES = {"\\d", "\\w", "\\b"}

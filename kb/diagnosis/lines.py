@@ -1,8 +1,18 @@
-"""What a single log line says about itself: its level, its host and rank, its time.
+"""What a single log line says about itself: its level, its host and rank, its time,
+whether it is an optional probe, and which lines end a log.
 
 The ranking weighs evidence by where it sits (a traceback's final exception says more
 than an INFO line), and `first_failure` needs each failing line's host, rank and
 timestamp. Only evidence lines go through here, so plain `re` is fast enough.
+
+A *probe* is a line where a program reports, at INFO level, that an optional part is
+absent and it carries on without it: NCCL's `NET/Plugin : dlerror=libnccl-net.so:
+cannot open shared object file ... using internal implementation`, its tuner and
+profiler plugins. Healthy runs print them; they are never evidence (`kb.matching`).
+
+The *meaningful* lines of a log's end are its last lines without blank lines, code
+fences, rules (`---`), `...`, `^C` and a `(hangs)` remark: what the log ends with, for
+the stall analyzer and for signatures with `at_end: true`.
 """
 
 from __future__ import annotations
@@ -15,11 +25,16 @@ _EXCEPTION = re.compile(
     r"^(?:\[[^\]]{1,40}\]:?\s*)?(?:[A-Za-z_][\w]*\.)*"
     r"(?:[A-Z]\w*(?:Error|Exception|Failure|Interrupt|Exit|Warning)|[A-Z]\w*Error\w*)(?::\s|:?$)"
 )
+# glog and PyTorch's c10 logging: "E0101 10:00:00.1 ...", "[E ProcessGroupNCCL.cpp:1316]",
+# "[E1023 10:00:00.123 4567 ProcessGroupNCCL.cpp:1316]", after a "[rank1]:" prefix too
+# (c10's "[W ...]" lines stay unmarked: they often report the failure itself)
+_C10 = r"(?:^|\]:?)\s*\[{0}(?:\d{{4}} [\d:.]+(?: \d+)?)? [\w/.\-]+:\d+\]"
 _ERROR = re.compile(
-    r"\b(?:ERROR|FATAL|CRITICAL|ABORT|NCCL WARN|Error:|error:|failed|FAILED)\b|^\s*[EF]\d{4} "
+    r"\b(?:ERROR|FATAL|CRITICAL|ABORT|NCCL WARN|Error:|error:|failed|FAILED)\b|^\s*[EF]\d{4} |"
+    + _C10.format("[EF]")
 )
 _WARNING = re.compile(r"\b(?:WARN|WARNING|Warning)\b|^\s*W\d{4} ")
-_INFO = re.compile(r"\b(?:INFO|DEBUG|TRACE|NOTICE)\b|^\s*I\d{4} ")
+_INFO = re.compile(r"\b(?:INFO|DEBUG|TRACE|NOTICE)\b|^\s*I\d{4} |" + _C10.format("I"))
 
 LEVEL_FACTOR = {"exception": 1.0, "error": 1.0, "warning": 0.95, "plain": 0.9, "info": 0.8}
 
@@ -35,6 +50,34 @@ def level_of(text: str) -> str:
     if _WARNING.search(text):
         return "warning"
     return "plain"
+
+
+# an optional NCCL plugin (net, tuner, profiler, env, ...) looked for and not found
+_PROBE = re.compile(
+    r"\b(?:NET|COLLNET|TUNER|PROFILER|ENV|GIN|RAS)/Plugin ?: ?(?:"
+    r"Plugin load (?:\([^)]*\) )?returned|dlerror|No plugin found|Could not find|"
+    r"Failed to find \w+ symbol|Using internal)"
+)
+
+
+def is_probe(text: str) -> bool:
+    """True for an INFO line where an optional part is looked for and not found (never
+    a failure, whatever it says about shared objects)."""
+    return "Plugin" in text and " INFO " in text and _PROBE.search(text) is not None
+
+
+NOISE = re.compile(r"^\s*(?:```\w*|~~~|[-=_*#~.…]+|\^C|\(?(?:hangs?|stuck)[^)]*\)?)?\s*$", re.I)
+END_LINES = 3  # the last meaningful lines of a log count as "where it ends"
+
+
+def meaningful(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """The (line number, text) pairs that are not noise at a log's end."""
+    return [(n, t) for n, t in lines if not NOISE.match(t)]
+
+
+def end_lines(tail: list[tuple[int, str]], n: int = END_LINES) -> set[int]:
+    """The numbers of the last `n` meaningful lines among a log's last lines."""
+    return {line for line, _ in meaningful(tail)[-n:]}
 
 
 _NCCL_HOST = re.compile(r"(?:^|[\s\]>:])([A-Za-z0-9][\w.\-]*):(\d+):(\d+) \[(\d+)\]")

@@ -10,9 +10,12 @@ reject. The reference path feeds every line to everything. Both use the same rea
 the same `kb.matching.SignatureMatcher` and the same analyzers, so they can differ
 only if the prefilter misses a line, which the tests check on the corpus.
 
-Around the lines themselves, both paths also give: the messages a terminal wrapped
-over several lines, joined (`kb.diagnosis.unwrap`), to the signatures; and each log's
-last lines to the analyzers (`Analyzer.end_file`: what the log ends with).
+Around the lines themselves, both paths also give: the logical lines rebuilt from
+physical ones (messages wrapped over several lines, joined; URL-encoded lines, decoded:
+`kb.diagnosis.unwrap`) to the signatures; each log's last lines to the analyzers
+(`Analyzer.end_file`: what the log ends with); and the numbers of its last meaningful
+lines to the signatures that hold only there (`at_end`), which keep taking lines after
+their maximum of hits so that they see the last one.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from kb.diagnosis.analyzers import default_analyzers
 from kb.diagnosis.analyzers.base import Analyzer, Tap
 from kb.diagnosis.compiled import CompiledRules
 from kb.diagnosis.decorations import content_start
+from kb.diagnosis.lines import end_lines
+from kb.diagnosis.logical import Logical
 from kb.diagnosis.plan import plan_for
 from kb.diagnosis.scanner import line_at
 from kb.diagnosis.unwrap import Unwrapper
@@ -93,7 +98,7 @@ class Session:
             return True
         if sm.vetoed:
             return False
-        return kind == "v" or len(sm.hits[mi]) < sm.MAX_HITS
+        return kind == "v" or sm.needs(mi)
 
     # ------------------------------------------------------------ running
 
@@ -138,23 +143,25 @@ class Session:
                 out.errors.append({"file": name, "error": str(exc)})
             else:
                 out.files += 1
-            self._end_file()
-            self._collect(name, out)
+            ends = self._end_file()
+            self._collect(name, out, ends)
             if out.cancelled:
                 break
         return out
 
-    def _end_file(self) -> None:
-        """What only the whole log shows: its wrapped messages and how it ends."""
+    def _end_file(self) -> set[int]:
+        """What only the whole log shows: its logical lines and how it ends (the numbers
+        of its last meaningful lines)."""
         messages = self._unwrap.messages()
         if messages:
             self._feed_messages(messages)
         for a in self.analyzers:
             a.end_file(self._tail)
+        return end_lines(self._tail)
 
-    def _collect(self, name: str, out: Outcome) -> None:
+    def _collect(self, name: str, out: Outcome, ends: set[int]) -> None:
         for si, sm in sorted(self._matchers.items()):
-            r = sm.result()
+            r = sm.result(ends)
             if r is None:
                 continue
             rid = self.specs[si][0]
@@ -236,25 +243,34 @@ class Session:
             if sm.line_vetoed >= VETO_FLOOD and not sm.vetoed and si in by_sig
         }
 
-    def _feed_messages(self, messages: list[tuple[int, str]]) -> None:
-        """Give the wrapped messages (joined) to the signatures, as lines seen again."""
+    def _feed_messages(self, messages: list[Logical]) -> None:
+        """Give the logical lines (wrapped messages joined, encoded lines decoded) to the
+        signatures."""
         if self.scanner is None:
-            for line_no, text in messages:
+            for logical in messages:
                 for si in range(len(self.specs)):
-                    self.matcher(si).feed(line_no, text, again=True)
+                    self.matcher(si).feed_logical(logical)
             return
-        data = b"".join(text.encode("utf-8", "surrogatepass") + b"\n" for _, text in messages)
+        data = b"".join(
+            m.text.replace("\n", " ").encode("utf-8", "surrogatepass") + b"\n" for m in messages
+        )
         block = reader.Block(data, 0, len(data), 1, len(messages), 0)
         for index, _start, pids in self.scanner.candidates(block, self.wanted):
-            sigs = {
-                idx
-                for pid in pids
-                for kind, idx, arg in self.consumers[pid]
-                if kind != "t" and self._needs(kind, idx, arg)
-            }
-            line_no, text = messages[index - 1]
+            sigs: dict[int, list[int]] = {}
+            vetoes: set[int] = set()
+            for pid in pids:
+                for kind, idx, arg in self.consumers[pid]:
+                    if kind == "t" or not self._needs(kind, idx, arg):
+                        continue
+                    if kind == "v":
+                        vetoes.add(idx)
+                        sigs.setdefault(idx, [])
+                    else:
+                        sigs.setdefault(idx, []).append(arg)
+            logical = messages[index - 1]
             for si in sorted(sigs):
-                self.matcher(si).feed(line_no, text, again=True)
+                only = sorted(set(sigs[si]))
+                self.matcher(si).feed_logical(logical, only=only, log_vetoes=si in vetoes)
 
     def _reference_line(self, n: int, start: int, text: str, block: reader.Block) -> None:
         for si in range(len(self.specs)):

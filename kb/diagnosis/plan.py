@@ -2,8 +2,9 @@
 prefilter patterns, who consumes the lines each one finds, and the scanners.
 
 A prefilter pattern must find every line its matcher could fire on, so a regex goes in
-without its start anchors (the matcher also fires on a line's content, after quoting
-and launcher prefixes: `kb.diagnosis.decorations`), a fuzzy text as its anchor words.
+without its start and end anchors (the matcher also fires on a line's content, after
+quoting and launcher prefixes, and on a stretch quoted in prose:
+`kb.diagnosis.decorations`), a fuzzy text as its anchor words.
 An analyzer tap anchored at a line start is treated alike: the session checks the
 anchored pattern on the line, then on its content, and delivers what matched.
 
@@ -20,7 +21,12 @@ from typing import Any
 from kb.diagnosis.analyzers import default_analyzers
 from kb.diagnosis.analyzers.base import Tap
 from kb.diagnosis.compiled import CompiledRules
-from kb.diagnosis.decorations import has_line_anchor, line_exact, without_line_anchors
+from kb.diagnosis.decorations import (
+    has_line_anchor,
+    line_exact,
+    without_anchors,
+    without_line_anchors,
+)
 from kb.diagnosis.reader import MAX_LINE, Block
 from kb.diagnosis.scanner import Pattern, Scanner, literal
 from kb.matching import CompiledMatcher, MatcherSpec, anchor_regex
@@ -29,7 +35,7 @@ from kb.matching import CompiledMatcher, MatcherSpec, anchor_regex
 def prefilter(m: MatcherSpec) -> Pattern:
     """A pattern that matches every line the matcher could fire on (and maybe more)."""
     if m.type == "regex":
-        return Pattern(without_line_anchors(m.pattern), m.ignore_case)
+        return Pattern(without_anchors(m.pattern), m.ignore_case)
     if m.type == "substring":
         return Pattern(literal(m.text), m.ignore_case)
     anchors = CompiledMatcher(m).anchors

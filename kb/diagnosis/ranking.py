@@ -16,6 +16,14 @@ kept below it. So is a cause that only explains slowness (all its symptoms in th
 and no slowness. A signature resting only on a generic word (`error`, `timeout`) never
 makes a diagnosis alone. Causes under `LIKELY` are not reported.
 
+Evidence that only *describes the setup* (every line of it an INFO or warning line,
+no measurement: NCCL finding no IB library, sockets between nodes, a libibverbs
+warning; `kb.diagnosis.healthy`) is context, not a failure. Such a cause is never
+ranked above a cause with an error or exception line (it is kept below it, at `LIKELY`
+at least), and in a log that shows its run completed
+(`kb.diagnosis.analyzers.completion`) and no slowness it is not a diagnosis at all: it
+becomes a note.
+
 When no cause is likely but a failure symptom is certainly there (its signatures fired
 on lines other than INFO/DEBUG ones, or an analyzer saw it: an NCCL error code, a log
 that ends at start-up), the symptom's
@@ -32,6 +40,12 @@ from typing import Any
 from kb.diagnosis.analyzers.base import Analyzer, Facts, Report
 from kb.diagnosis.candidates import symptom_candidates
 from kb.diagnosis.compiled import CompiledRules
+from kb.diagnosis.healthy import (
+    completed_run_note,
+    drop_setup_only,
+    setup_only_evidence,
+    shows_failure,
+)
 from kb.diagnosis.lines import LEVEL_FACTOR, host_of, level_of, rank_of, time_of
 from kb.diagnosis.model import CauseResult, Diagnosis, Evidence, Note
 from kb.matching import SignatureResult, SignatureSpec
@@ -79,6 +93,7 @@ class Piece:
     params: dict[str, str]
     note: str | None = None
     rule: bool = True  # from a rule's signature (else from an analyzer)
+    measured: bool = False  # an analyzer's measurement (times, bandwidth)
     effective: float = 0.0
     why: str = ""
 
@@ -127,7 +142,16 @@ def rank(
         for f in report.findings:
             if f.cause in rules.causes or f.cause in rules.symptoms:
                 pieces.setdefault(f.cause, []).append(
-                    Piece(f.id, f.weight, f.alone, f.evidence, dict(f.params), f.text, rule=False)
+                    Piece(
+                        f.id,
+                        f.weight,
+                        f.alone,
+                        f.evidence,
+                        dict(f.params),
+                        f.text,
+                        rule=False,
+                        measured=f.measured,
+                    )
                 )
             elif f.alone:
                 diag.notes.append(Note(f.id, f.text, f.evidence[:3]))
@@ -163,7 +187,16 @@ def rank(
         )
         reported[rid] = ps
 
-    _order(diag, rules, slow=bool(facts.get("slow")))
+    slow = bool(facts.get("slow")) or any(
+        rules.symptoms[s].group == "slow" for s in diag.symptoms if s in rules.symptoms
+    )
+    setup_only = {cid for cid, ps in reported.items() if setup_only_evidence(ps)}
+    for c in drop_setup_only(diag.causes, reported, setup_only, facts.get("completed"), slow):
+        diag.causes.remove(c)
+        diag.notes.append(completed_run_note(c, facts["completed"]))
+        del reported[c.id]
+    fatal = {cid for cid, ps in reported.items() if shows_failure(ps)}
+    _order(diag, rules, slow=slow, context=setup_only, fatal=fatal)
     if not diag.causes and shown:
         diag.causes = symptom_candidates(rules, shown, partial, facts)
     for c in diag.causes:
@@ -267,18 +300,24 @@ def _performance_only(rules: CompiledRules, cause_id: str) -> bool:
     return groups == {"slow"}
 
 
-def _order(diag: Diagnosis, rules: CompiledRules, slow: bool) -> None:
+def _order(
+    diag: Diagnosis,
+    rules: CompiledRules,
+    slow: bool,
+    context: set[str] = frozenset(),  # type: ignore[assignment]
+    fatal: set[str] = frozenset(),  # type: ignore[assignment]
+) -> None:
     """Generic causes below specific ones; causes that only explain slowness below
-    those that explain a failure, unless the logs show the job is slow."""
-    slow = slow or any(
-        rules.symptoms[s].group == "slow" for s in diag.symptoms if s in rules.symptoms
-    )
-    generic = {c.id for c in diag.causes if rules.causes[c.id].generic}
+    those that explain a failure, unless the logs show the job is slow; causes resting
+    only on context lines below causes shown by an error line."""
+    shown = {c.id for c in diag.causes}
+    below_fatal = context & shown if fatal & shown else set()
+    generic = {c.id for c in diag.causes if rules.causes[c.id].generic} - below_fatal
     secondary = set(generic)
-    failures = [c for c in diag.causes if c.id not in generic]
+    failures = [c for c in diag.causes if c.id not in generic and c.id not in below_fatal]
     if not slow and any(not _performance_only(rules, c.id) for c in failures):
         secondary |= {c.id for c in failures if _performance_only(rules, c.id)}
-    primary = [c.confidence for c in diag.causes if c.id not in secondary]
+    primary = [c.confidence for c in failures if c.id not in secondary]
     if primary:
         cap = GENERIC_BELOW * min(primary)
         kept = []
@@ -290,7 +329,21 @@ def _order(diag: Diagnosis, rules: CompiledRules, slow: bool) -> None:
             if c.confidence >= LIKELY:
                 kept.append(c)
         diag.causes = kept
-    diag.causes.sort(key=lambda c: (c.id in secondary, -c.confidence, c.id))
+    errors = [c.confidence for c in diag.causes if c.id in fatal]
+    if errors and below_fatal:
+        cap = max(LIKELY, GENERIC_BELOW * min(errors))
+        for c in diag.causes:
+            if c.id in below_fatal and c.confidence > cap:
+                c.explanation += (
+                    f"; only INFO/warning lines, below a cause shown by an error line: "
+                    f"capped at {cap:.2f}"
+                )
+                c.confidence = cap
+
+    def tier(c: CauseResult) -> int:
+        return 2 if c.id in below_fatal else 1 if c.id in secondary else 0
+
+    diag.causes.sort(key=lambda c: (tier(c), -c.confidence, c.id))
 
 
 def first_failure(evidence: list[Evidence], context: Any) -> dict[str, Any] | None:

@@ -1,38 +1,70 @@
-"""Lines that a terminal wrapped, joined back into the message they were.
+"""Messages that reach us in another form than one plain line, rebuilt as logical lines.
 
 A log copied from a terminal window arrives cut at the window's width, often in the
-middle of a word (`ProcessGroupNCCL'` / `s watchdog got stuck ...`), so no single
-physical line holds the phrase a rule looks for. The shape is easy to see: a run of
-lines of one width W (60 columns or more), each but the last exactly W long, with at
-least one cut inside a word; a line padded with spaces to W, or shorter than W, ends
-the message, and a line that starts like its first line (`GPU1` after `GPU0`, a log
-prefix) starts another (rows of a table are not a wrapped message). Such runs are joined and matched as one more (logical) line, numbered as
-its first physical line; the physical lines are matched as usual too.
+middle of a word (`ProcessGroupNCCL'` / `s watchdog got stuck ...`); one pasted into an
+issue or an editor is often re-flowed at a word boundary near 80 columns (`(errno: 98 -
+Address` / `already in use)`); one copied from a URL or a web form arrives encoded
+(`libtorch_cuda.so:%20undefined%20symbol:%20ncclCommRegister`). No single physical line
+holds the phrase a rule looks for, so these are rebuilt and matched as *logical* lines
+(`kb.matching.Logical`), which count only where the rebuilding is needed (a match across
+a join, or in decoded text), so that one message never counts twice.
 
-Only the first `UNWRAP_BYTES` of each log are examined: wrapping comes from copying a
-terminal, which gives small logs; a program writing a file does not wrap.
+- **Cut mid-word** (the first `UNWRAP_BYTES` of a log): a run of lines of one width W
+  (`MIN_WIDTH` or more), each but the last exactly W long, with at least one cut inside
+  a word; a line padded with spaces to W, or shorter, ends the message, and a line that
+  starts like the first one (`GPU1` after `GPU0`, a log prefix) starts another (rows of
+  a table are not a wrapped message). Joined as they are. (Two lines alone do not prove
+  a fixed width: they are also tried as a word-boundary wrap.)
+- **Cut at a word boundary** (the first `WORD_WRAP_BYTES`: re-flowed text is pasted,
+  small): consecutive lines of `MIN_WIDTH` to `MAX_WIDTH` characters where the first word
+  of each next line would not have fitted on the line before (its length plus the
+  word's exceeds the run's widest line; for two lines, the usual width at or above
+  the first one, `USUAL_WIDTHS`), the next line continues the text (same
+  indentation, not a new log record, a stack frame, a table row, a prompt or a
+  fence). Joined with a space.
+- **URL-encoded** (the first `UNWRAP_BYTES`): a line with two or more `%XX` escapes is
+  decoded (`%0A` starts a new logical line); evidence shows the line as the log has it.
+
+Wrapping comes from copying a terminal or an editor, which gives small logs; a program
+writing a file does not wrap, so a huge log costs only the first megabytes here.
 """
 
 from __future__ import annotations
 
-from kb.diagnosis.reader import Block, decode_line
+import re
+
+from kb.diagnosis.logical import Logical
+from kb.diagnosis.reader import MAX_LINE, Block
 
 UNWRAP_BYTES = 4 << 20
+WORD_WRAP_BYTES = 1 << 20
 MIN_WIDTH = 60
+MAX_WIDTH = 240  # wider lines are a program's, not a re-flowed paragraph
 MAX_LINES = 64  # physical lines joined into one message, at most
-
-
-_WORD_BYTES = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
-_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+# the widths editors and formatters wrap text at, for a run of two lines
+USUAL_WIDTHS = (72, 76, 78, 79, 80, 88, 100, 120, 132, 160, 200, 240)
 HEAD = 4  # a line that starts like the message's first line starts a new message
 
+_WORD = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
+_DIGITS = str.maketrans("123456789", "000000000")
+# the start of a new record, not the rest of a sentence: a log prefix, a timestamp, an
+# exception, a stack frame, a prompt, a fence or a Markdown/table line
+_RECORD = re.compile(
+    r"(?:\[|<|\(\w*\s?pid=|\d{4}-\d\d-\d\d|\d\d?:\d\d:\d\d|[IWEF]\d{4} |Traceback\b|File \"|"
+    r"at [\w$.]+\(|[\w.]*(?:Error|Exception|Warning|Interrupt|Exit)\b:?|[\w.\-]+:\d+:\d+ \[|"
+    r"[$#>|*+=~`]|-{2,}|[\w.\-]+@[\w.\-]+[:$#]|(?:INFO|WARN|WARNING|ERROR|DEBUG|FATAL)\b)"
+)
+_TABLE = re.compile(r"\S {2,}\S.*\S {2,}\S|\|.*\|")
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+_ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 
-def _head(line: bytes) -> bytes:
+
+def _head(line: str) -> str:
     return line[:HEAD].translate(_DIGITS)
 
 
 class Unwrapper:
-    """Collects the first `UNWRAP_BYTES` of a log, then finds its wrapped messages."""
+    """Collects the first `UNWRAP_BYTES` of a log, then rebuilds its logical lines."""
 
     def __init__(self) -> None:
         self.parts: list[tuple[int, bytes]] = []  # (first line number, whole lines)
@@ -52,37 +84,177 @@ class Unwrapper:
         self.parts.append((block.first_line, take))
         self.size += len(take) or UNWRAP_BYTES  # a first line longer than the budget: stop
 
-    def messages(self) -> list[tuple[int, str]]:
-        """(line number of its first line, joined text) of every wrapped message."""
+    def messages(self) -> list[Logical]:
+        """The log's logical lines (see the module docstring), in that order of kinds."""
         if not self.parts:
             return []
         first = self.parts[0][0]  # the blocks of one log follow each other
         data = b"".join(d for _, d in self.parts)
         self.parts, self.size = [], 0
-        return _messages(first, data.split(b"\n")[:-1])
+        lines = [raw[:MAX_LINE].decode("utf-8", "replace") for raw in data.split(b"\n")[:-1]]
+        return logical_lines(first, lines)
 
 
-def _messages(first: int, lines: list[bytes]) -> list[tuple[int, str]]:
-    out: list[tuple[int, str]] = []
+def logical_lines(first: int, lines: list[str]) -> list[Logical]:
+    """The logical lines of `lines` (numbered from `first`): messages cut mid-word, then
+    those cut at word boundaries (in the first `WORD_WRAP_BYTES`), then decoded lines."""
+    mid = _cut_mid_word(first, lines)
+    # two lines are no proof of a fixed width: a word-boundary join is tried on them too
+    covered = {
+        n - first for m in mid if m.last - m.line_no > 1 for n in range(m.line_no, m.last + 1)
+    }
+    budget, upto = 0, len(lines)
+    for i, line in enumerate(lines):
+        budget += len(line) + 1
+        if budget > WORD_WRAP_BYTES:
+            upto = i
+            break
+    words = _cut_at_words(first, lines[:upto], covered)
+    return mid + words + _decoded(first, lines)
+
+
+# ---------------------------------------------------------------- cut mid-word
+
+
+def _cut_mid_word(first: int, lines: list[str]) -> list[Logical]:
+    out: list[Logical] = []
     i, n = 0, len(lines)
     while i < n - 1:
         width = len(lines[i])
-        if width < MIN_WIDTH or len(lines[i + 1]) > width or b"\t" in lines[i]:
+        if width < MIN_WIDTH or len(lines[i + 1]) > width or "\t" in lines[i]:
             i += 1
             continue
         j, cut_in_word, head = i, False, _head(lines[i])
         while j < n - 1 and j - i < MAX_LINES - 1:
             line, nxt = lines[j], lines[j + 1]
-            if len(line) != width or line.endswith(b"  ") or not nxt or b"\t" in nxt:
+            if len(line) != width or line.endswith("  ") or not nxt or "\t" in nxt:
                 break
             if len(nxt) > width or not nxt.strip() or _head(nxt) == head:
                 break
-            cut_in_word = cut_in_word or (line[-1] in _WORD_BYTES and nxt[0] in _WORD_BYTES)
+            cut_in_word = cut_in_word or (line[-1] in _WORD and nxt[0] in _WORD)
             j += 1
         if j > i and cut_in_word:
-            text = b"".join(lines[i : j + 1]).rstrip()
-            out.append((first + i, decode_line(text)))
+            out.append(_joined(first, lines, i, j, ""))
             i = j + 1
         else:  # a run starting inside this one ends where it ends, with fewer cuts
             i = max(i + 1, j)
     return out
+
+
+def _joined(first: int, lines: list[str], i: int, j: int, sep: str) -> Logical:
+    """Lines i..j joined by `sep` (their indentation after the first dropped for a
+    word-boundary join)."""
+    text = lines[i].rstrip() if sep else lines[i]
+    joins: list[int] = []
+    for k in range(i + 1, j + 1):
+        part = lines[k].strip() if sep else lines[k]
+        text += sep
+        joins.append(len(text))
+        text += part
+    return Logical(first + i, first + j, text.rstrip(), tuple(joins))
+
+
+# ---------------------------------------------------------------- cut at word boundaries
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _may_continue(line: str) -> bool:
+    """A line that may go on in the next one: long, not a table row, not padded."""
+    return (
+        MIN_WIDTH <= len(line.rstrip()) <= MAX_WIDTH
+        and "\t" not in line
+        and not line.endswith("  ")
+        and not _TABLE.search(line)
+    )
+
+
+def _continues(line: str, nxt: str, head: str) -> bool:
+    """Whether `nxt` reads as the rest of `line`'s text rather than a new record."""
+    body = nxt.strip()
+    if not body or "\t" in nxt or _indent(nxt) != _indent(line) or _head(nxt) == head:
+        return False
+    return _RECORD.match(body) is None and _TABLE.search(nxt) is None
+
+
+def _first_word(line: str) -> str:
+    body = line.strip()
+    end = body.find(" ")
+    return body if end < 0 else body[:end]
+
+
+def _cut_at_words(first: int, lines: list[str], covered: set[int]) -> list[Logical]:
+    out: list[Logical] = []
+    i, n = 0, len(lines)
+    while i < n - 1:
+        if i in covered or not _may_continue(lines[i]):
+            i += 1
+            continue
+        head, j = _head(lines[i]), i
+        while j < n - 1 and j - i < MAX_LINES - 1 and j + 1 not in covered:
+            if (j > i and not _may_continue(lines[j])) or not _continues(
+                lines[j], lines[j + 1], head
+            ):
+                break
+            j += 1
+        if j == i:
+            i += 1
+            continue
+        width = max(len(lines[k].rstrip()) for k in range(i, j))
+        if j == i + 1:  # one line says nothing of the width: assume a usual one
+            width = next((w for w in USUAL_WIDTHS if w >= width), width)
+        k = i  # the run goes on while each line was too full for the next one's first word
+        while k < j and len(lines[k].rstrip()) + 1 + len(_first_word(lines[k + 1])) > width:
+            k += 1
+        if k > i:
+            out.append(_joined(first, lines, i, k, " "))
+            i = k + 1
+        else:
+            i += 1
+    return out
+
+
+# ---------------------------------------------------------------- URL-encoded lines
+
+
+def _decoded(first: int, lines: list[str]) -> list[Logical]:
+    out: list[Logical] = []
+    for index, line in enumerate(lines):
+        if line.count("%") < 2 or len(_ESCAPE.findall(line)) < 2:
+            continue
+        text, offsets = _unquote(line)
+        start = 0
+        for piece in text.split("\n"):
+            end = start + len(piece)
+            spans = offsets[start : end + 1]
+            # only the pieces that decoding changed: the others are in the line as it is
+            if piece.strip() and spans[-1] - spans[0] != len(piece):
+                out.append(Logical(first + index, first + index, piece, (), line, tuple(spans)))
+            start = end + 1
+    return out
+
+
+def _unquote(line: str) -> tuple[str, list[int]]:
+    """The line with its `%XX` escapes decoded (as UTF-8), and where each character of
+    the result starts in the line (plus the line's length)."""
+    text: list[str] = []
+    offsets: list[int] = []
+    pos = 0
+    for m in _ESCAPES.finditer(line):
+        for k in range(pos, m.start()):
+            text.append(line[k])
+            offsets.append(k)
+        raw = bytes.fromhex(m.group(0).replace("%", ""))
+        at = m.start()
+        for ch in raw.decode("utf-8", "replace"):
+            text.append(ch)
+            offsets.append(min(at, m.end() - 1))
+            at += 3 * max(1, len(ch.encode("utf-8", "replace")) if ch != "\ufffd" else 1)
+        pos = m.end()
+    for k in range(pos, len(line)):
+        text.append(line[k])
+        offsets.append(k)
+    offsets.append(len(line))
+    return "".join(text), offsets

@@ -109,6 +109,16 @@ class Signature(Strict):
         default_factory=dict,
         description="name -> RE2 regex with one capture group, applied to the matched lines",
     )
+    min_hits: int = Field(
+        1,
+        description="fires only when its matchers hit at least this many lines (1-20): "
+        "a line that means something only when it repeats",
+    )
+    at_end: bool = Field(
+        False,
+        description="fires only when a matched line is among the last meaningful lines of "
+        "the log: the run stopped there",
+    )
 
 
 # ---------------------------------------------------------------- checks

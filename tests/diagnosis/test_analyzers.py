@@ -115,14 +115,22 @@ def test_a_physical_interface_across_nodes_is_fine(rules) -> None:
     assert diagnose_text(rules, _two_nodes("ib0", "10.0.0.5", "10.0.0.6")).causes == []
 
 
-def test_sockets_between_nodes_are_a_note_until_the_job_is_slow(rules) -> None:
+def test_sockets_between_nodes_are_a_note_until_ib_was_expected(rules) -> None:
     log = _two_nodes("eth0", "10.0.0.5", "10.0.0.6", via="NET/Socket/0")
     quiet = diagnose_text(rules, log)
     assert quiet.causes == []
     # (the snippet also ends in NCCL's init lines: a note of its own)
     assert [n.id for n in quiet.notes] == ["nccl-inter-node-sockets", "log-ends-in-nccl-init"]
-    slow = diagnose_text(rules, log + "\n#  Avg bus bandwidth    : 1.12 \n")
+    # low bandwidth over TCP is what TCP gives: an Ethernet cluster is not slow by it
+    measured = log + "\n#  Avg bus bandwidth    : 1.12 \n"
+    tcp = diagnose_text(rules, measured)
+    assert tcp.causes == []
+    assert "bus bandwidth 1.12 GB/s" in {n.id: n for n in tcp.notes}["nccl-inter-node-sockets"].text
+    # ... but the job was meant to use InfiniBand: now it is slow, and IB is missing
+    expected = _nccl("gpu01", 10, 0, "NCCL_IB_HCA set by environment to mlx5_0") + "\n"
+    slow = diagnose_text(rules, expected + measured)
     assert [c.id for c in slow.causes] == ["nccl-ib-missing"]
+    assert "InfiniBand/RoCE was expected" in slow.causes[0].explanation
 
 
 def test_one_hostname_with_two_addresses_is_a_duplicate_hostname(rules) -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from kb.diagnosis.decorations import content_start
 from kb.diagnosis.engine import diagnose_paths, diagnose_text
-from kb.diagnosis.unwrap import _messages
+from kb.diagnosis.unwrap import logical_lines
 
 from .conftest import HELDOUT
 
@@ -95,14 +95,22 @@ def test_a_line_matched_alone_and_inside_a_wrapped_message_counts_once(rules) ->
     assert lines_hit == sorted(set(lines_hit))
 
 
+def _joined(first: int, lines: list[str]) -> list[tuple[int, str]]:
+    return [(m.line_no, m.text) for m in logical_lines(first, lines)]
+
+
 def test_tables_and_short_lines_are_not_joined() -> None:
     rows = [
         f"GPU{i}   X   SYS  SYS  SYS  0-15,32-47   0    N/A    padding to width" for i in range(4)
     ]
-    assert _messages(1, [r.encode() for r in rows]) == []
-    short = [b"a line that is short", b"another short line"]
-    assert _messages(1, short) == []
-    cut = [b"x" * 70 + b"abc", b"def and the rest of the message"]
-    assert _messages(5, cut) == [(5, "x" * 70 + "abcdef and the rest of the message")]
-    padded = [b"y" * 71 + b"ab", b"cd" + b" " * 71, b"z" * 73, b"next"]
-    assert _messages(1, padded)[0] == (1, "y" * 71 + "abcd")
+    assert _joined(1, rows) == []
+    short = ["a line that is short", "another short line"]
+    assert _joined(1, short) == []
+    cut = ["x" * 70 + "abc", "def and the rest of the message"]
+    # two lines do not prove a fixed width: the word-boundary reading is offered too
+    assert _joined(5, cut) == [
+        (5, "x" * 70 + "abcdef and the rest of the message"),
+        (5, "x" * 70 + "abc def and the rest of the message"),
+    ]
+    padded = ["y" * 71 + "ab", "cd" + " " * 71, "z" * 73, "next"]
+    assert _joined(1, padded)[0] == (1, "y" * 71 + "abcd")

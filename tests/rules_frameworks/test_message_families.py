@@ -9,6 +9,7 @@ tests vary them the way terminals and versions do.
 from __future__ import annotations
 
 import csv
+import json
 import random
 from pathlib import Path
 
@@ -128,28 +129,206 @@ def test_a_stray_file_skipped_by_dali_is_not_a_dataset_problem(rules: KnowledgeB
     assert _first(rules, line) is None
 
 
+# ---------------------------------------------------------------- library version checks
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # OpenMMLab packages, each bound style (open-mmlab/mmdetection#4058, ColonFormer#4)
+        "AssertionError: MMCV==1.1.4 is used but incompatible. Please install mmcv>=1.1.5, <=1.3.",
+        "AssertionError: MMCV==2.0.0 is used but incompatible. Please install mmcv>=[1, 1, 4], <=[1, 3, 0].",
+        "AssertionError: MMCV==1.5.3 is used but incompatible. Please install mmcv>=(1, 3, 13, 0, 0, 0), <=(1, 5, 0, 0, 0, 0).",
+        "MMEngine==0.7.0 is used but incompatible. Please install mmengine>=0.7.1, <1.0.0.",
+        # transformers' require_version
+        "ImportError: tokenizers>=0.11.1,!=0.11.3,<0.14 is required for a normal functioning of this module, but found tokenizers==0.19.1.",
+        "ImportError: huggingface-hub>=1.3.0,<2.0 is required for a normal functioning of this module, but found huggingface-hub==0.35.3.",
+        # setuptools entry points
+        "pkg_resources.VersionConflict: (rekall-core 1.6.0 (/home/noraj/.local/lib/python2.7/site-packages), Requirement.parse('rekall-core<1.6,>=1.5.0'))",
+        # TensorFlow Probability's import-time check
+        "ImportError: This version of TensorFlow Probability requires TensorFlow version >= 2.18; Detected an installation of version 2.16.2. Please upgrade TensorFlow to proceed.",
+    ],
+)
+def test_a_library_refusing_the_installed_version_of_another_is_a_version_mismatch(
+    rules: KnowledgeBase, line: str
+) -> None:
+    assert _first(rules, line) == "code-version-mismatch", line
+
+
+def test_the_same_check_of_tensorflow_datasets_stays_a_tfds_problem(rules: KnowledgeBase) -> None:
+    line = (
+        "ImportError: This version of TensorFlow Datasets requires TensorFlow version >= 2.1.0; "
+        "Detected an installation of version 1.15.0. Please upgrade TensorFlow to proceed."
+    )
+    ids = [c.id for c in diagnose_text(rules, line).causes]
+    assert ids[:1] == ["tfds-version"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # healthy logs print these: a DeepSpeed op report, pip's resolution, a pip warning
+        " [WARNING]  sparse_attn requires a torch version >= 1.5 and < 2.0 but detected 2.3",
+        "Requirement already satisfied: tokenizers!=0.11.3,<0.14,>=0.11.1 in /usr/lib/python3/dist-packages (0.13.3)",
+        "tensorflow 2.15.0 requires numpy<2.0.0,>=1.23.5, but you have numpy 2.2.6 which is incompatible.",
+    ],
+)
+def test_version_talk_in_a_healthy_log_is_no_mismatch(rules: KnowledgeBase, line: str) -> None:
+    assert _first(rules, line) is None, line
+
+
+# ---------------------------------------------------------------- the model repository's own package
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "megatron.training",
+        "megatron.legacy.model",
+        "megatron.optimizer",
+        "megatron.data.gpt_dataset",
+        "models",
+        "models.yolo",
+        "utils.general",
+        "src",
+    ],
+)
+def test_a_package_of_the_repository_itself_is_a_pythonpath_problem_first(
+    rules: KnowledgeBase, module: str
+) -> None:
+    """The repository's package is never a pip requirement: PYTHONPATH before a version
+    mismatch, whichever wording Python uses."""
+    for line in (
+        f"ModuleNotFoundError: No module named '{module}'",
+        f"ImportError: No module named '{module}'",
+    ):
+        ids = [c.id for c in diagnose_text(rules, line).causes]
+        assert ids[:1] == ["pythonpath-missing"], (line, ids)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # megatron.core is the pip package; `is not a package`: another megatron was imported
+        "ModuleNotFoundError: No module named 'megatron.core'",
+        "ModuleNotFoundError: No module named 'megatron.training.tokenizer'; 'megatron.training' is not a package",
+        # third-party packages stay requirements
+        "ModuleNotFoundError: No module named 'modelscope'",
+        "ModuleNotFoundError: No module named 'utilities'",
+    ],
+)
+def test_other_missing_modules_are_not_read_as_the_repository(
+    rules: KnowledgeBase, line: str
+) -> None:
+    assert _first(rules, line) != "pythonpath-missing", line
+
+
+# ---------------------------------------------------------------- TF_CONFIG consistent with itself
+
+TASK_TYPES = ("chief", "worker", "ps", "master")
+
+
+def _tf_config(cluster: dict[str, list[str]], task: str, rng: random.Random) -> str:
+    """TF_CONFIG as TensorFlow prints it (Python repr) or as a script exports it (JSON),
+    with the two keys in either order."""
+    parts = [("cluster", cluster), ("task", {"type": task, "index": 0})]
+    rng.shuffle(parts)
+    if rng.random() < 0.5:
+        return "INFO:tensorflow:TF_CONFIG environment variable: " + repr(dict(parts))
+    return "export TF_CONFIG='" + json.dumps(dict(parts)) + "'"
+
+
+def test_a_task_type_its_own_cluster_lacks_is_a_distribution_setup_error(
+    rules: KnowledgeBase,
+) -> None:
+    rng = random.Random(207)
+    seen = {True: 0, False: 0}
+    for _ in range(120):
+        jobs = rng.sample(TASK_TYPES, rng.randint(1, 3))
+        cluster = {j: [f"10.0.0.{i}:2222" for i in range(rng.randint(1, 3))] for j in jobs}
+        task = rng.choice(TASK_TYPES)
+        line = _tf_config(cluster, task, rng)
+        inconsistent = task not in cluster
+        seen[inconsistent] += 1
+        ids = [c.id for c in diagnose_text(rules, line).causes]
+        assert (ids[:1] == ["tf-distribution-strategy"]) is inconsistent, line
+    assert min(seen.values()) > 20  # both kinds were tried
+
+
+# ---------------------------------------------------------------- damaged or missing data
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "tensorflow.python.framework.errors_impl.DataLossError: corrupted record at 12",
+        "  (0) Data loss: truncated record at 136219998",
+        "DataLossError (see above for traceback): corrupted record at 3289898.",
+        "FileNotFoundError: [Errno 2] No such file or directory: 'RTE-bin/input0/dict.txt'",
+        "FileNotFoundError: Dict not found: /zjw/testproject/data/mustc/en-fr/dict.txt",
+        "ValueError: num_samples should be a positive integer value, but got num_samples=0",
+        "FileNotFoundError: [Errno 2] No such file or directory: 'data/processed/train.csv'",
+    ],
+)
+def test_a_damaged_empty_or_unprepared_dataset_is_a_dataset_problem(
+    rules: KnowledgeBase, line: str
+) -> None:
+    assert _first(rules, line) == "dataset-format", line
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # a checkpoint, a program, an output file, a pretrained model: not the dataset
+        "DataLossError (see above for traceback): Unable to open table file ckpt/handlang-small-105435.meta: Data loss: not an sstable (bad magic number): perhaps your file is in a different file format and you need to use a different restore operator?",
+        "FileNotFoundError: [Errno 2] No such file or directory: 'mpicxx': 'mpicxx'",
+        "FileNotFoundError: [Errno 2] No such file or directory: 'data/output.txt'",
+        "FileNotFoundError: [Errno 2] No such file or directory: '/data/pretrained/checkpoint_best.pt'",
+        "FileNotFoundError: [Errno 2] No such file or directory: '/data/configs/train.yaml'",
+        "python3: can't open file 'train.py': [Errno 2] No such file or directory",
+    ],
+)
+def test_other_missing_files_are_not_read_as_the_dataset(rules: KnowledgeBase, line: str) -> None:
+    assert _first(rules, line) != "dataset-format", line
+
+
 # ---------------------------------------------------------------- warm-up longer than the run
 
 WARM = r"--(?:num[_-])?warm[_-]?up(?:[_-](?:steps|iters?|iterations|batches))?"
 RUN = r"--[\w-]*(?:iter|batches)[\w-]*"
 
 
-def _bigger_smaller() -> list[tuple[str, str]]:
-    """(bigger, smaller) integer regexes: more digits, or as many and a larger first digit."""
-    out = [(rf"[1-9]\d{{{n},}}", rf"\d{{1,{n}}}") for n in range(1, 5)]
-    for length in range(1, 5):
-        rest = rf"\d{{{length - 1}}}" if length > 1 else ""
-        for d in range(2, 10):
-            low = f"[1-{d - 1}]" if d > 2 else "1"
-            out.append((rf"{d}{rest}", rf"{low}{rest}"))
-    return out
+RUN_LENGTHS = ((1, 2), (3, 4))  # digits of the run-length value, one regex per group and order
+
+
+def _pairs(length: int) -> tuple[str, list[tuple[str, str]]]:
+    """(shared tail, [(warm-up head, run head)]) for a run value of `length` digits: the
+    warm-up has more digits, or as many and a larger leading digit. Both numbers end in
+    the shared tail (the remaining digits and a word boundary)."""
+    tail = rf"\d{{{length - 1}}}\b" if length > 1 else r"\b"
+    pairs = [(r"[1-9]\d+", r"\d")]
+    pairs += [(str(d), f"[1-{d - 1}]" if d > 2 else "1") for d in range(2, 10)]
+    return tail, pairs
 
 
 def generated_warmup_patterns() -> list[str]:
-    """How the `warmup-longer-than-run` regexes are built; regenerate them from here."""
-    warm_first = "|".join(rf"{b}\b.*{RUN}[= ]{s}\b" for b, s in _bigger_smaller())
-    run_first = "|".join(rf"{s}\b.*{WARM}[= ]{b}\b" for b, s in _bigger_smaller())
-    return [rf"{WARM}[= ](?:{warm_first})", rf"{RUN}[= ](?:{run_first})"]
+    """How the `warmup-longer-than-run` regexes are built; regenerate them from here.
+
+    One regex per order of the two flags and per group of run-value lengths, so that each
+    stays small enough for hyperscan (a single alternation of every case is refused)."""
+    out = []
+    for first, second, warm_first in ((WARM, RUN, True), (RUN, WARM, False)):
+        for group in RUN_LENGTHS:
+            parts = []
+            for length in group:
+                tail, pairs = _pairs(length)
+                body = "|".join(
+                    rf"{w}{tail}.*{second}[= ]{r}" if warm_first else rf"{r}{tail}.*{second}[= ]{w}"
+                    for w, r in pairs
+                )
+                parts.append(rf"(?:{body}){tail}")
+            out.append(rf"{first}[= ](?:{'|'.join(parts)})")
+    return out
 
 
 def _warmup_signature(rules: KnowledgeBase):  # type: ignore[no-untyped-def]
@@ -159,6 +338,14 @@ def _warmup_signature(rules: KnowledgeBase):  # type: ignore[no-untyped-def]
 
 def test_the_warmup_regexes_are_the_generated_ones(rules: KnowledgeBase) -> None:
     assert [m.pattern for m in _warmup_signature(rules).matchers] == generated_warmup_patterns()
+
+
+def test_hyperscan_accepts_every_warmup_regex(rules: KnowledgeBase) -> None:
+    hyperscan = pytest.importorskip("hyperscan")
+    for pattern in (m.pattern for m in _warmup_signature(rules).matchers):
+        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        flags = hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_SINGLEMATCH
+        db.compile(expressions=[pattern.encode()], ids=[0], elements=1, flags=[flags])
 
 
 def test_the_warmup_signature_fires_only_when_the_warmup_is_longer_than_the_run(

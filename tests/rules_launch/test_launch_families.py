@@ -94,6 +94,56 @@ def test_the_docker0_gateway_is_not_read_as_another_container() -> None:
     assert "docker-network-mode" not in ranked(text)
 
 
+# ---------------------------------------------------------------- remote node lacks a path
+
+REMOTE_PYTHON = "bash: /home/lxw/anaconda3/envs/sys_py37/bin/python: No such file or directory"
+
+
+@pytest.mark.parametrize(
+    ("context", "launcher_line"),
+    [
+        ("horovodrun", "Launching horovodrun task function was not successful:"),
+        ("older horovodrun", "Launching horovod task function was not successful:"),
+        ("pdsh prefix", None),
+    ],
+)
+def test_an_interpreter_missing_on_a_remote_node_is_a_launch_failure(
+    context: str, launcher_line: str | None
+) -> None:
+    """Megatron-DeepSpeed#126 (pdsh) and horovod's task launcher print the remote shell's
+    words; every launcher that starts ranks over ssh fails this way."""
+    line = REMOTE_PYTHON if launcher_line else "172.16.220.18: " + REMOTE_PYTHON
+    text = "\n".join(x for x in (launcher_line, line) if x)
+    assert ranked(text)[:1] == ["mpi-launch-failure"], context
+
+
+def test_a_missing_script_is_a_launch_failure_only_in_a_multi_host_launch() -> None:
+    missing = "python: can't open file 'tensorflow_mnist.py': [Errno 2] No such file or directory"
+    assert ranked(missing) == []
+    local = "$ mpirun -np 2 -H localhost:2 python tensorflow_mnist.py\n" + missing
+    assert "mpi-launch-failure" not in ranked(local)
+    remote = (  # horovod/horovod#1068
+        "$mpirun --allow-run-as-root -np 2 -H master:1,slave0:1 -bind-to none -map-by slot "
+        "python tensorflow_mnist.py\n" + missing
+    )
+    assert ranked(remote)[:1] == ["mpi-launch-failure"]
+
+
+# ---------------------------------------------------------------- GPU ops missing in Horovod
+
+
+@pytest.mark.parametrize("dtype", ["Float", "Double", "Half", "Int", "Long"])
+def test_a_cuda_tensor_type_every_gpu_build_reduces_means_no_gpu_operations(dtype: str) -> None:
+    line = f"ValueError: Tensor type torch.cuda.{dtype}Tensor is not supported."
+    assert ranked(line)[:1] == ["horovod-built-without-nccl"]
+
+
+@pytest.mark.parametrize("dtype", ["Char", "Byte", "Bool"])
+def test_a_cuda_tensor_type_no_build_reduces_is_not_a_build_problem(dtype: str) -> None:
+    line = f"ValueError: Tensor type torch.cuda.{dtype}Tensor is not supported."
+    assert "horovod-built-without-nccl" not in ranked(line)
+
+
 def _healthy(folder: Path) -> list[Path]:
     labels = folder / "labels.csv"
     if not labels.exists():
@@ -109,7 +159,7 @@ def _healthy(folder: Path) -> list[Path]:
     return out
 
 
-HEALTHY = _healthy(TESTS / "heldout") + _healthy(SHARED_DEV)
+HEALTHY = _healthy(TESTS / "heldout") + _healthy(TESTS / "heldout2") + _healthy(SHARED_DEV)
 
 
 @pytest.mark.parametrize("path", HEALTHY, ids=[p.name for p in HEALTHY])

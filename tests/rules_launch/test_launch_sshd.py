@@ -12,6 +12,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ import pytest
 
 from kb import loader
 from kb.checkeval import evaluate
+from kb.diagnosis.engine import diagnose_text
+from kb.knowledge import KnowledgeBase
 from kb.paths import rules_dir
 from kb.placeholders import fill_command
 from kb.schema.models import Check
@@ -150,3 +153,117 @@ def test_remote_path_check_passes_when_the_ssh_session_finds_orted(node: Node) -
 
 def test_remote_path_check_fails_when_open_mpi_is_only_on_the_interactive_path(node: Node) -> None:
     assert node.run("mpi-remote-path") == "fail"
+
+
+# ---------------------------------------------------------------- what the launchers print
+
+
+def _ranked(text: str) -> list[str]:
+    return [c.id for c in diagnose_text(knowledge(), text).causes]
+
+
+@cache
+def knowledge() -> KnowledgeBase:
+    kb, _ = loader.load(rules_dir())
+    return kb
+
+
+def _ssh_debug(node: Node, *extra: str) -> str:
+    """The `ssh -vvv` transcript a user pastes: a batch-mode login to the node."""
+    env = {"PATH": node.path, "HOME": str(node.root), "LANG": "C"}
+    proc = subprocess.run(
+        ["ssh", "-vvv", "-o", "BatchMode=yes", "-p", str(node.port), *extra, "127.0.0.1", "true"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+    )
+    return proc.stderr
+
+
+def _launcher_probe(node: Node, command: str, hide_ssh: bool) -> str:
+    """What DeepSpeed's runner prints when its ssh probe fails: Python's CalledProcessError
+    for `command` run through the shell, with ssh's own message hidden or shown."""
+    code = (
+        "import subprocess, sys\n"
+        f"kw = {{'stderr': subprocess.DEVNULL}} if {hide_ssh} else {{}}\n"
+        "subprocess.check_output([sys.argv[1]], shell=True, **kw)\n"
+    )
+    env = {"PATH": node.path, "HOME": str(node.root), "LANG": "C"}
+    proc = subprocess.run(
+        [sys.executable, "-c", code, command], capture_output=True, text=True, env=env, timeout=30
+    )
+    assert proc.returncode != 0
+    return proc.stderr
+
+
+def test_a_debug_transcript_of_a_refused_key_is_a_passwordless_problem(node: Node) -> None:
+    (node.root / "authorized_keys").write_text("")
+    text = _ssh_debug(node)
+    assert "Permission denied (publickey)" in text
+    assert _ranked(text)[:1] == ["ssh-passwordless-missing"]
+    # the debug lines alone (the final message cut off) say the same
+    debug = "\n".join(ln for ln in text.splitlines() if ln.startswith("debug"))
+    assert _ranked(debug)[:1] == ["ssh-passwordless-missing"]
+    # and so does a transcript that stops at a keys-only server's login stage
+    lines = debug.splitlines()
+    stop = next(i for i, ln in enumerate(lines) if "Authentications that can continue" in ln)
+    assert _ranked("\n".join(lines[: stop + 3]))[:1] == ["ssh-passwordless-missing"]
+
+
+def test_a_debug_transcript_of_a_successful_login_is_no_ssh_problem(node: Node) -> None:
+    text = _ssh_debug(node)
+    assert "Authenticated to" in text or "Authentication succeeded" in text
+    assert not {"ssh-passwordless-missing", "ssh-port-unreachable"} & set(_ranked(text))
+
+
+def test_a_debug_transcript_of_a_closed_port_is_a_port_problem(node: Node) -> None:
+    node.port = _free_port()
+    text = _ssh_debug(node)
+    assert _ranked(text)[:1] == ["ssh-port-unreachable"]
+
+
+def test_a_failed_address_probe_with_its_ssh_message_hidden_is_read_as_the_port(
+    node: Node,
+) -> None:
+    node.port = _free_port()  # DeepSpeed's `ssh <host> hostname -I`, without --ssh_port
+    text = _launcher_probe(node, f"ssh -p {node.port} 127.0.0.1 hostname -I", hide_ssh=True)
+    assert "returned non-zero exit status 255" in text
+    assert _ranked(text)[:1] == ["ssh-port-unreachable"]
+
+
+def test_a_failed_address_probe_that_shows_a_refused_key_is_a_key_problem(node: Node) -> None:
+    (node.root / "authorized_keys").write_text("")
+    text = _launcher_probe(node, f"ssh -p {node.port} 127.0.0.1 hostname -I", hide_ssh=False)
+    assert "Permission denied" in text
+    assert _ranked(text)[:1] == ["ssh-passwordless-missing"]
+    assert "ssh-port-unreachable" not in _ranked(text)
+
+
+def test_a_failed_passwordless_probe_is_a_key_problem_unless_ssh_says_otherwise(
+    node: Node,
+) -> None:
+    (node.root / "authorized_keys").write_text("")
+    probe = f"ssh -o PasswordAuthentication=no -p {node.port} 127.0.0.1 hostname"
+    assert _ranked(_launcher_probe(node, probe, hide_ssh=True))[:1] == ["ssh-passwordless-missing"]
+    node.port = _free_port()
+    probe = f"ssh -o PasswordAuthentication=no -p {node.port} 127.0.0.1 hostname"
+    shown = _launcher_probe(node, probe, hide_ssh=False)
+    assert "Connection refused" in shown
+    assert _ranked(shown)[:1] == ["ssh-port-unreachable"]
+    assert "ssh-passwordless-missing" not in _ranked(shown)
+
+
+def test_a_remote_command_missing_on_the_node_is_a_launch_failure(node: Node) -> None:
+    env = {"PATH": node.path, "HOME": str(node.root), "LANG": "C"}
+    missing = node.root / "conda" / "bin" / "python3"
+    proc = subprocess.run(
+        ["ssh", "-v", "-p", str(node.port), "127.0.0.1", str(missing), "train.py"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+    )
+    assert proc.returncode == 127
+    text = "Launching horovodrun task function was not successful:\n" + proc.stderr
+    assert _ranked(text)[:1] == ["mpi-launch-failure"]

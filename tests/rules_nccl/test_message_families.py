@@ -3,11 +3,16 @@ written from, each give their cause first; healthy look-alikes give none.
 
 The logs in `families/` are excerpts of public threads (sources in `families/labels.csv`):
 UCX and Open MPI wordings of an IB completion error, Open MPI's memlock help text, the
-PyTorch heartbeat monitor, CUDA's old `invalid device ordinal` codes, link-time NCCL
-errors, statements that a job works with `NCCL_P2P_DISABLE=1`, missing libibverbs
-providers. The healthy ones carry the same words in a run that works (a single-node Gloo
-loopback fallback, GeForce GPUs without P2P, an RCCL warning in a completed test, an
-unlimited memlock). They go through the engine's API, one log at a time.
+PyTorch heartbeat monitor, CUDA's old `invalid device ordinal` codes and nccl-tests'
+`Test CUDA failure ... 'invalid device ordinal'`, CUDA error 217 (peer access) and 802
+(fabric manager) in their runtime, driver and NCCL wordings, link-time NCCL errors,
+statements that a job works with `NCCL_P2P_DISABLE=1`, missing libibverbs providers,
+NCCL RAS reporting ranks that diverged, Gloo peers told to connect to loopback. The
+healthy ones carry the same words in a run that works (a single-node Gloo loopback
+fallback, GeForce GPUs without P2P, an RCCL warning in a completed test, an unlimited
+memlock, and TCP-only or single-node runs printing `NET/IB : No device found`, an RDMA
+plugin with no HCA, or NCCL's RAS port already bound). They go through the engine's API,
+one log at a time.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from kb.diagnosis.analyzers.base import Analyzer
 
 def default_analyzers() -> list[Analyzer]:
     from kb.diagnosis.analyzers.commands import Commands
+    from kb.diagnosis.analyzers.completion import Completion
     from kb.diagnosis.analyzers.context import Context
     from kb.diagnosis.analyzers.gloo import Gloo
     from kb.diagnosis.analyzers.nccl import NcclInfo
@@ -31,4 +32,5 @@ def default_analyzers() -> list[Analyzer]:
         Gloo(),
         NcclErrors(),
         Stall(),
+        Completion(),
     ]

@@ -39,6 +39,7 @@ class Finding:
     evidence: list[Evidence] = field(default_factory=list)
     params: dict[str, str] = field(default_factory=dict)
     alone: bool = True
+    measured: bool = False  # rests on a measurement (times, bandwidth), not on the setup
 
 
 @dataclass

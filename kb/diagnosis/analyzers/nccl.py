@@ -9,7 +9,9 @@ transport of every channel, then derives what no single line says:
 - interfaces and hostnames (`nccl_hosts`): virtual interfaces in use -> nccl-wrong-
   interface; two machines taken for one node -> duplicate-hostname; how many nodes;
 - traffic between nodes over TCP sockets: a note, or nccl-ib-missing when the logs
-  also show the job is slow;
+  also show that InfiniBand/RoCE was expected (`NCCL_IB_HCA` or `NCCL_NET=IB` set, HCAs
+  named) or that the job is slow by a measure other than the sockets' own bandwidth
+  (which is low over TCP by nature: a healthy Ethernet cluster shows it too);
 - settings echoed by NCCL (`NCCL_P2P_DISABLE set by environment to 1`) as notes.
 """
 
@@ -206,13 +208,15 @@ class NcclInfo(Analyzer):
                     [low[1]],
                     {"bandwidth": f"{low[0]:g} GB/s"},
                     alone=False,
+                    measured=True,
                 )
             )
-        if facts.get("inter_node_sockets"):
-            facts["slow"] = True
+        if facts.get("inter_node_sockets") and _ib_expected(facts):
+            facts["slow"] = True  # slow for the network the job was meant to use
 
     def _sockets(self, report: Report, facts: Facts) -> None:
-        """Traffic between nodes over sockets: a note, or nccl-ib-missing if the job is slow."""
+        """Traffic between nodes over sockets: a note, or nccl-ib-missing when IB was
+        expected or the job is slow."""
         sockets = facts.get("inter_node_sockets")
         if not sockets:
             return
@@ -220,19 +224,29 @@ class NcclInfo(Analyzer):
         text = (
             "traffic between nodes goes over TCP sockets (NET/Socket), not InfiniBand/RoCE (NET/IB)"
         )
-        if facts.get("slow"):
+        bw = facts.get("bus_bandwidth_gbs")
+        if bw is not None:
+            text += f" (bus bandwidth {bw:g} GB/s)"
+        expected = _ib_expected(facts)
+        if expected or facts.get("slow"):
+            why = f"InfiniBand/RoCE was expected ({expected[0]})" if expected else "the job is slow"
             report.findings.append(
                 Finding(
                     "nccl-ib-missing",
-                    "inter-node-sockets-and-slow",
+                    "inter-node-sockets-ib-expected" if expected else "inter-node-sockets-and-slow",
                     0.6,
-                    text + ", and the job is slow",
+                    f"{text}, and {why}",
                     ev,
                     {"transport": sockets[0].via},
                 )
             )
         else:
             report.notes.append(Note("nccl-inter-node-sockets", text, ev))
+
+
+def _ib_expected(facts: Facts) -> list[str]:
+    """Why InfiniBand/RoCE was expected here (empty when nothing says so)."""
+    return list(facts.get("ib_expected", [])) + list(facts.get("ib_present", []))
 
 
 def _spread(channels: list[Channel]) -> list[Channel]:

@@ -148,7 +148,15 @@ class Progress(Analyzer):
         )
         if share >= DATA_SHARE_BOTTLENECK:
             report.findings.append(
-                Finding("input-pipeline-bottleneck", "data-time-share", 0.75, text, [ev], params)
+                Finding(
+                    "input-pipeline-bottleneck",
+                    "data-time-share",
+                    0.75,
+                    text,
+                    [ev],
+                    params,
+                    measured=True,
+                )
             )
         elif share >= 0.3:
             report.notes.append(Note("data-time-share", text, [ev]))

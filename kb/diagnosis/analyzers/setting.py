@@ -12,6 +12,9 @@ finish later and for the ranking:
 - `multi_node` / `single_node`: reasons (`--nnodes N`, `nNodes N`, a launcher host list);
 - `launcher_hosts`: the hosts an `mpirun -H`/`horovodrun -H`/`--host` line names;
 - `ib_present` / `ib_absent`: reasons (HCAs in use, or NCCL finding none);
+- `ib_expected`: reasons to expect InfiniBand/RoCE whether or not it is used
+  (`NCCL_IB_HCA`, `NCCL_NET=IB`, `NCCL_IB_GID_INDEX` set, NCCL failing to initialise
+  any network plugin, HCAs named in the log);
 - `frameworks`: the frameworks whose paths or modules the logs show.
 """
 
@@ -28,13 +31,19 @@ _CONTAINER = (
     r"\bapptainer\b|\benroot\b|\bpodman\b|/opt/conda/lib/python"
 )
 _IB_PRESENT = (
-    r"NET/IB ?: Using \[\d|via NET/IB|\bmlx\d_\d+\b|Link layer: InfiniBand|"
+    r"NET/IB ?: Using \[\d|via NET/IB|\bmlx\d_(?:\d+|bond\w*)\b|Link layer: InfiniBand|"
     r"\bibv_devinfo\b.*\bhca_id\b|\bRoCE\b|NET/IB : GPU Direct RDMA"
 )
 _IB_ABSENT = (
     r"NET/IB ?: No device found|No IB devices found|Failed to open libibverbs|"
     r"NCCL_IB_DISABLE set by environment to 1|Using network Socket|"
     r"libibverbs: Warning: (?:no userspace device-specific driver|couldn't open config)"
+)
+_IB_EXPECTED = (
+    r"\bNCCL_IB_HCA\b\W{0,20}(?:set by environment to |=)\s*\S|"
+    r"\bNCCL_NET\W{0,20}(?:set by environment to |=)\W{0,3}IB\b|"
+    r"\bNCCL_IB_GID_INDEX\W{0,20}(?:set by environment to |=)\s*\d|"
+    r"Failed to initialize any NET plugin|\bmlx\d_(?:\d+|bond\w*)\b"
 )
 _NODES = r"(?:--nnodes|--num[_-]nodes|\bnnodes|\bNNODES|\bnum_nodes)\s*[=: ]\s*(\d+)"
 _HOSTS = (
@@ -57,6 +66,7 @@ class Setting(Analyzer):
         Tap("container", _CONTAINER, ignore_case=True, cap=KEEP),
         Tap("ib-present", _IB_PRESENT, cap=KEEP),
         Tap("ib-absent", _IB_ABSENT, cap=KEEP),
+        Tap("ib-expected", _IB_EXPECTED, cap=KEEP),
         Tap("nodes", _NODES, cap=50),
         Tap("hosts", _HOSTS, cap=50),
         *(Tap(f"fw-{name}", rx, cap=1) for name, rx in _FRAMEWORKS.items()),
@@ -93,6 +103,7 @@ class Setting(Analyzer):
         facts.setdefault("container", []).extend(reasons("container"))
         facts.setdefault("ib_present", []).extend(reasons("ib-present"))
         facts.setdefault("ib_absent", []).extend(reasons("ib-absent"))
+        facts.setdefault("ib_expected", []).extend(reasons("ib-expected"))
         facts["frameworks"] = {t[3:] for t in self.seen if t.startswith("fw-")}
         facts["launcher_hosts"] = set(self.hosts)
         multi = facts.setdefault("multi_node", [])

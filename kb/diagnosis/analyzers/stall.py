@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from kb.diagnosis.analyzers.base import Analyzer, Facts, Finding, Report, Tap
+from kb.diagnosis.lines import meaningful
 from kb.diagnosis.model import Evidence, Note
 
 # (shape of the last line, symptom, what it means)
@@ -48,7 +49,6 @@ STARTUP: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "the launcher was waiting for the other processes when the log ended",
     ),
 )
-_NOISE = re.compile(r"^\s*(?:```\w*|~~~|[-=_*#~.…]+|\^C|\(?(?:hangs?|stuck)[^)]*\)?)?\s*$", re.I)
 _NCCL_INIT = re.compile(r"NCCL INFO (?!.*\.\w+:\d+ -> \d+)")  # not an error's trace line
 NCCL_TAIL = 3  # the last lines that must all be NCCL INFO lines for the note
 
@@ -71,17 +71,17 @@ class Stall(Analyzer):
         self.complete.add(self.file)
 
     def end_file(self, tail: list[tuple[int, str]]) -> None:
-        meaningful = [(n, t) for n, t in tail if not _NOISE.match(t)]
-        if not meaningful:
+        last = meaningful(tail)
+        if not last:
             return
-        line_no, text = meaningful[-1]
+        line_no, text = last[-1]
         for shape, symptom, what in STARTUP:
             m = shape.search(text)
             if m:
                 ev = self.evidence(line_no, text, m.start(), m.end(), "last-line")
                 self.stalls.append((symptom, what, ev))
                 return
-        init = sum(1 for _, t in meaningful[-NCCL_TAIL:] if _NCCL_INIT.search(t))
+        init = sum(1 for _, t in last[-NCCL_TAIL:] if _NCCL_INIT.search(t))
         if _NCCL_INIT.search(text) and init >= NCCL_TAIL and self.file not in self.complete:
             self.nccl_ends.append(self.evidence(line_no, text, what="last-line"))
 

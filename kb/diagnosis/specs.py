@@ -1,0 +1,114 @@
+"""Signatures and matchers as plain data: what the compiled-rules cache stores and
+`kb.matching` runs, without pydantic (so that `dlperf-help diagnose` starts fast).
+
+`matcher_spec` and `signature_spec` turn the pydantic models of `kb.schema` (or specs
+already) into these; `kb.matching` re-exports all of it, as its API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class MatcherSpec:
+    """One matcher, as plain data (see the module docstring for what each type means)."""
+
+    type: str  # "regex", "substring" or "fuzzy"
+    pattern: str = ""  # regex
+    text: str = ""  # substring, fuzzy
+    ignore_case: bool = False
+    scope: str = "log"  # for `unless` matchers
+    threshold: float = 85.0  # fuzzy
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in vars(self).items() if v not in ("", None)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> MatcherSpec:
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class SignatureSpec:
+    """One signature, as plain data with the attribute names of `kb.schema.Signature`."""
+
+    id: str
+    matchers: tuple[MatcherSpec, ...]
+    condition: str = "or"
+    unless: tuple[MatcherSpec, ...] = ()
+    weight: float = 0.8
+    alone: bool = True
+    note: str | None = None  # English text
+    extract: Mapping[str, str] = field(default_factory=dict)
+    min_hits: int = 1
+    at_end: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "matchers": [m.to_json() for m in self.matchers],
+            "condition": self.condition,
+            "unless": [m.to_json() for m in self.unless],
+            "weight": self.weight,
+            "alone": self.alone,
+            "note": self.note,
+            "extract": dict(self.extract),
+            "min_hits": self.min_hits,
+            "at_end": self.at_end,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SignatureSpec:
+        return cls(
+            id=data["id"],
+            matchers=tuple(MatcherSpec.from_json(m) for m in data["matchers"]),
+            condition=data.get("condition", "or"),
+            unless=tuple(MatcherSpec.from_json(m) for m in data.get("unless", ())),
+            weight=float(data.get("weight", 0.8)),
+            alone=bool(data.get("alone", True)),
+            note=data.get("note"),
+            extract=dict(data.get("extract", {})),
+            min_hits=int(data.get("min_hits", 1)),
+            at_end=bool(data.get("at_end", False)),
+        )
+
+
+def _english(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return str(getattr(value, "en", value))
+
+
+def matcher_spec(m: Any) -> MatcherSpec:
+    """A pydantic matcher (or a spec) as a `MatcherSpec`."""
+    if isinstance(m, MatcherSpec):
+        return m
+    return MatcherSpec(
+        type=m.type,
+        pattern=getattr(m, "pattern", "") or "",
+        text=getattr(m, "text", "") or "",
+        ignore_case=bool(m.ignore_case),
+        scope=m.scope,
+        threshold=float(getattr(m, "threshold", 85.0)),
+    )
+
+
+def signature_spec(sig: Any) -> SignatureSpec:
+    """A pydantic `Signature` (or a spec) as a `SignatureSpec`."""
+    if isinstance(sig, SignatureSpec):
+        return sig
+    return SignatureSpec(
+        id=sig.id,
+        matchers=tuple(matcher_spec(m) for m in sig.matchers),
+        condition=sig.condition,
+        unless=tuple(matcher_spec(m) for m in sig.unless),
+        weight=float(sig.weight),
+        alone=bool(sig.alone),
+        note=_english(sig.note),
+        extract=dict(sig.extract),
+        min_hits=int(getattr(sig, "min_hits", 1) or 1),
+        at_end=bool(getattr(sig, "at_end", False)),
+    )

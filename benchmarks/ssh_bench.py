@@ -76,7 +76,7 @@ def survey_once(
     cpu = client_cpu() - cpu0
     session.close()
     time.sleep(0.5)  # let the servers reap their sessions, so their CPU is counted
-    bad = [h.host for h in report.hosts if not h.ok]
+    bad = [f"{h.host}: {h.error}" for h in report.hosts if not h.ok]
     if bad:
         raise SystemExit(f"unreachable during the benchmark: {bad[:3]}")
     return seconds, cpu, node_cpu(cluster) - node0

@@ -26,9 +26,16 @@ def build_graph(kb: KnowledgeBase) -> nx.DiGraph:
             g.add_edge(("symptom", sid), ("question", f"{sid}/{q.id}"), rel="asks")
             for ans in q.answers:
                 for ref in ans.confirms:
-                    g.add_edge(("question", f"{sid}/{q.id}"), ("cause", ref), rel="confirms", answer=ans.id)
+                    g.add_edge(
+                        ("question", f"{sid}/{q.id}"), ("cause", ref), rel="confirms", answer=ans.id
+                    )
                 for ref in ans.rules_out:
-                    g.add_edge(("question", f"{sid}/{q.id}"), ("cause", ref), rel="rules_out", answer=ans.id)
+                    g.add_edge(
+                        ("question", f"{sid}/{q.id}"),
+                        ("cause", ref),
+                        rel="rules_out",
+                        answer=ans.id,
+                    )
     for fid, fix in kb.fixes.items():
         g.add_node(("fix", fid), model=fix)
     checks = kb.checks

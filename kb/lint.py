@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from kb import loader, placeholders, re2syntax
+from kb.diagnosis.shapes import GENERIC_WORDS
 from kb.knowledge import Issue, KnowledgeBase, Source
 from kb.schema.models import (
     Check,
@@ -22,12 +23,6 @@ from kb.schema.models import (
     Symptom,
 )
 
-# words that appear in healthy logs all the time: a signature resting on one is noise
-GENERIC_WORDS = {
-    "error", "errors", "failed", "failure", "fail", "warning", "warn", "timeout",
-    "timed out", "exception", "traceback", "killed", "abort", "aborted", "nccl",
-    "cuda", "mpi", "ssh", "not found", "denied", "refused", "hang", "slow",
-}
 MIN_SPECIFIC_CHARS = 12
 
 
@@ -40,8 +35,9 @@ def lint(root: Path) -> tuple[KnowledgeBase, list[Issue]]:
     return kb, issues
 
 
-def _issue(src: Source, line: int, rule: str, check: str, msg: str, hint: str = "",
-           severity: str = "error") -> Issue:
+def _issue(
+    src: Source, line: int, rule: str, check: str, msg: str, hint: str = "", severity: str = "error"
+) -> Issue:
     return Issue(src.display, line, rule, check, msg, hint, severity)
 
 
@@ -52,20 +48,30 @@ def check_references(kb: KnowledgeBase) -> Iterator[Issue]:
     checks = kb.checks
     for cid, cause in kb.causes.items():
         src = kb.sources[cid]
-        for i, sym in enumerate(cause.symptoms):
-            if sym not in kb.symptoms:
-                yield _issue(src, src.line("symptoms", i), cid, "unresolved-ref",
-                             f"symptom '{sym}' is not defined",
-                             _near(sym, kb.symptoms) or f"add rules/symptoms/{sym}.yaml")
-        for i, fix in enumerate(cause.fixes):
-            if fix not in kb.fixes:
-                yield _issue(src, src.line("fixes", i), cid, "unresolved-ref",
-                             f"fix '{fix}' is not defined",
-                             _near(fix, kb.fixes) or f"add rules/fixes/{fix}.yaml")
+        for field, kind, known in (
+            ("symptoms", "symptom", kb.symptoms),
+            ("fixes", "fix", kb.fixes),
+        ):
+            for i, ref in enumerate(getattr(cause, field)):
+                if ref not in known:
+                    yield _issue(
+                        src,
+                        src.line(field, i),
+                        cid,
+                        "unresolved-ref",
+                        f"{kind} '{ref}' is not defined",
+                        _near(ref, known) or f"add rules/{field}/{ref}.yaml",
+                    )
         for i, chk in enumerate(cause.checks):
             if isinstance(chk, str) and chk not in checks:
-                yield _issue(src, src.line("checks", i), cid, "unresolved-ref",
-                             f"check '{chk}' is not defined in any cause", _near(chk, checks))
+                yield _issue(
+                    src,
+                    src.line("checks", i),
+                    cid,
+                    "unresolved-ref",
+                    f"check '{chk}' is not defined in any cause",
+                    _near(chk, checks),
+                )
             if isinstance(chk, Check):
                 for outcome_name in ("on_problem", "on_ok"):
                     outcome = getattr(chk, outcome_name)
@@ -74,10 +80,14 @@ def check_references(kb: KnowledgeBase) -> Iterator[Issue]:
                     for field in ("confirms", "rules_out"):
                         for j, ref in enumerate(getattr(outcome, field)):
                             if ref not in kb.causes:
-                                yield _issue(src, src.line("checks", i, outcome_name, field, j),
-                                             cid, "unresolved-ref",
-                                             f"check '{chk.id}' refers to unknown cause '{ref}'",
-                                             _near(ref, kb.causes))
+                                yield _issue(
+                                    src,
+                                    src.line("checks", i, outcome_name, field, j),
+                                    cid,
+                                    "unresolved-ref",
+                                    f"check '{chk.id}' refers to unknown cause '{ref}'",
+                                    _near(ref, kb.causes),
+                                )
     for sid, symptom in kb.symptoms.items():
         src = kb.sources[sid]
         for qi, q in enumerate(symptom.questions):
@@ -85,22 +95,36 @@ def check_references(kb: KnowledgeBase) -> Iterator[Issue]:
                 for field in ("confirms", "rules_out"):
                     for j, ref in enumerate(getattr(ans, field)):
                         if ref not in kb.causes:
-                            yield _issue(src, src.line("questions", qi, "answers", ai, field, j),
-                                         sid, "unresolved-ref",
-                                         f"answer '{ans.id}' refers to unknown cause '{ref}'",
-                                         _near(ref, kb.causes))
+                            yield _issue(
+                                src,
+                                src.line("questions", qi, "answers", ai, field, j),
+                                sid,
+                                "unresolved-ref",
+                                f"answer '{ans.id}' refers to unknown cause '{ref}'",
+                                _near(ref, kb.causes),
+                            )
                         elif sid not in kb.causes[ref].symptoms:
-                            yield _issue(src, src.line("questions", qi, "answers", ai, field, j),
-                                         sid, "unrelated-cause",
-                                         f"answer '{ans.id}' refers to '{ref}', which does not list "
-                                         f"symptom '{sid}'",
-                                         f"add '{sid}' to the symptoms of {ref}")
+                            yield _issue(
+                                src,
+                                src.line("questions", qi, "answers", ai, field, j),
+                                sid,
+                                "unrelated-cause",
+                                f"answer '{ans.id}' refers to '{ref}', which does not list "
+                                f"symptom '{sid}'",
+                                f"add '{sid}' to the symptoms of {ref}",
+                            )
     for fid, fixnode in kb.fixes.items():
         src = kb.sources[fid]
         for i, ref in enumerate(fixnode.verify):
             if ref not in checks:
-                yield _issue(src, src.line("verify", i), fid, "unresolved-ref",
-                             f"verifying check '{ref}' is not defined", _near(ref, checks))
+                yield _issue(
+                    src,
+                    src.line("verify", i),
+                    fid,
+                    "unresolved-ref",
+                    f"verifying check '{ref}' is not defined",
+                    _near(ref, checks),
+                )
 
 
 def _near(name: str, known: Mapping[str, object]) -> str:
@@ -123,22 +147,37 @@ def check_reachability(kb: KnowledgeBase) -> Iterator[Issue]:
     for cid, cause in kb.causes.items():
         if ("cause", cid) not in reached and all(s in kb.symptoms for s in cause.symptoms):
             src = kb.sources[cid]
-            yield _issue(src, src.line("symptoms"), cid, "unreachable-cause",
-                         f"no symptom reaches cause '{cid}'",
-                         "list at least one existing symptom under 'symptoms'")
+            yield _issue(
+                src,
+                src.line("symptoms"),
+                cid,
+                "unreachable-cause",
+                f"no symptom reaches cause '{cid}'",
+                "list at least one existing symptom under 'symptoms'",
+            )
     used = {fix for c in kb.causes.values() for fix in c.fixes}
     for fid in kb.fixes:
         if fid not in used:
             src = kb.sources[fid]
-            yield _issue(src, src.line("id"), fid, "unused-fix",
-                         f"fix '{fid}' is used by no cause",
-                         "add it to a cause's 'fixes' or delete it")
+            yield _issue(
+                src,
+                src.line("id"),
+                fid,
+                "unused-fix",
+                f"fix '{fid}' is used by no cause",
+                "add it to a cause's 'fixes' or delete it",
+            )
     for sid in kb.symptoms:
         if not kb.causes_of(sid):
             src = kb.sources[sid]
-            yield _issue(src, src.line("id"), sid, "empty-symptom",
-                         f"symptom '{sid}' leads to no cause",
-                         "list it under 'symptoms' of the causes it can come from")
+            yield _issue(
+                src,
+                src.line("id"),
+                sid,
+                "empty-symptom",
+                f"symptom '{sid}' leads to no cause",
+                "list it under 'symptoms' of the causes it can come from",
+            )
 
 
 def check_unique_subids(kb: KnowledgeBase) -> Iterator[Issue]:
@@ -148,10 +187,14 @@ def check_unique_subids(kb: KnowledgeBase) -> Iterator[Issue]:
         for i, chk in enumerate(cause.checks):
             if isinstance(chk, Check):
                 if chk.id in seen_checks:
-                    yield _issue(src, src.line("checks", i, "id"), cid, "duplicate-id",
-                                 f"check id '{chk.id}' is already used by cause "
-                                 f"'{seen_checks[chk.id]}'",
-                                 "refer to it by id instead of redefining it")
+                    yield _issue(
+                        src,
+                        src.line("checks", i, "id"),
+                        cid,
+                        "duplicate-id",
+                        f"check id '{chk.id}' is already used by cause '{seen_checks[chk.id]}'",
+                        "refer to it by id instead of redefining it",
+                    )
                 seen_checks.setdefault(chk.id, cid)
     for nid, src in kb.sources.items():
         node = kb.causes.get(nid) or kb.symptoms.get(nid)
@@ -160,14 +203,24 @@ def check_unique_subids(kb: KnowledgeBase) -> Iterator[Issue]:
         sig_ids = [s.id for s in node.signatures]
         for i, sid in enumerate(sig_ids):
             if sid in sig_ids[:i]:
-                yield _issue(src, src.line("signatures", i, "id"), nid, "duplicate-id",
-                             f"signature id '{sid}' is used twice in this rule")
+                yield _issue(
+                    src,
+                    src.line("signatures", i, "id"),
+                    nid,
+                    "duplicate-id",
+                    f"signature id '{sid}' is used twice in this rule",
+                )
         if isinstance(node, Symptom):
             q_ids = [q.id for q in node.questions]
             for i, qid in enumerate(q_ids):
                 if qid in q_ids[:i]:
-                    yield _issue(src, src.line("questions", i, "id"), nid, "duplicate-id",
-                                 f"question id '{qid}' is used twice in this symptom")
+                    yield _issue(
+                        src,
+                        src.line("questions", i, "id"),
+                        nid,
+                        "duplicate-id",
+                        f"question id '{qid}' is used twice in this symptom",
+                    )
 
 
 # ---------------------------------------------------------------- regexes and matchers
@@ -184,7 +237,9 @@ def _signature_regexes(sig: Signature) -> Iterator[tuple[tuple[object, ...], str
         yield ("extract", name), rx
 
 
-def _expect_regexes(exp: Expect, loc: tuple[object, ...]) -> Iterator[tuple[tuple[object, ...], str]]:
+def _expect_regexes(
+    exp: Expect, loc: tuple[object, ...]
+) -> Iterator[tuple[tuple[object, ...], str]]:
     for field in ("any_line_matches", "no_line_matches"):
         value = getattr(exp, field)
         if value is not None:
@@ -221,23 +276,38 @@ def check_regexes(kb: KnowledgeBase) -> Iterator[Issue]:
         problem = re2syntax.check(rx)
         if problem is not None:
             where = f" at position {problem.position}" if problem.position >= 0 else ""
-            yield _issue(src, src.line(*loc), nid, "regex-re2",
-                         f"regex is not valid RE2 syntax{where}: {problem.message}",
-                         "rules use RE2: no lookaround, no backreferences, no possessive or atomic groups")
+            yield _issue(
+                src,
+                src.line(*loc),
+                nid,
+                "regex-re2",
+                f"regex is not valid RE2 syntax{where}: {problem.message}",
+                "rules use RE2: no lookaround, no backreferences, no possessive or atomic groups",
+            )
             continue
         names = re.findall(r"\(\?P?<(\w+)>", rx)
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
-            yield _issue(src, src.line(*loc), nid, "regex-group-name",
-                         f"named group '{dupes[0]}' appears twice in one regex; only the first is extracted",
-                         "give each group its own name, or use a shared extractor under 'extract'")
+            yield _issue(
+                src,
+                src.line(*loc),
+                nid,
+                "regex-group-name",
+                f"named group '{dupes[0]}' appears twice in one regex; only the first is extracted",
+                "give each group its own name, or use a shared extractor under 'extract'",
+            )
         if loc[-2] == "extract":
             rxc = re2syntax.compile_re2(rx)
             name = loc[-1]
             if rxc.groups < 1:
-                yield _issue(src, src.line(*loc), nid, "extractor-group",
-                             f"extractor '{name}' has no capture group",
-                             f"wrap the value in parentheses, e.g. (?P<{name}>\\S+)")
+                yield _issue(
+                    src,
+                    src.line(*loc),
+                    nid,
+                    "extractor-group",
+                    f"extractor '{name}' has no capture group",
+                    f"wrap the value in parentheses, e.g. (?P<{name}>\\S+)",
+                )
 
 
 def check_matchers(kb: KnowledgeBase) -> Iterator[Issue]:
@@ -249,17 +319,30 @@ def check_matchers(kb: KnowledgeBase) -> Iterator[Issue]:
             for mi, m in enumerate(sig.matchers):
                 loc = ("signatures", si, "matchers", mi)
                 if isinstance(m, FuzzyMatcher) and not 50 <= m.threshold <= 100:
-                    yield _issue(src, src.line(*loc, "threshold"), nid, "fuzzy-threshold",
-                                 f"fuzzy threshold {m.threshold} is out of range",
-                                 "use 50-100; 85 suits most log lines")
+                    yield _issue(
+                        src,
+                        src.line(*loc, "threshold"),
+                        nid,
+                        "fuzzy-threshold",
+                        f"fuzzy threshold {m.threshold} is out of range",
+                        "use 50-100; 85 suits most log lines",
+                    )
                 # an `or` signature fires on any one matcher; an `and` one only on all together
-                weak = _is_generic(m) if sig.condition == "or" else all(
-                    _is_generic(other) for other in sig.matchers)
+                weak = (
+                    _is_generic(m)
+                    if sig.condition == "or"
+                    else all(_is_generic(other) for other in sig.matchers)
+                )
                 if sig.alone and weak and (sig.condition == "or" or mi == 0):
-                    yield _issue(src, src.line(*loc), nid, "weak-signature",
-                                 f"signature '{sig.id}' rests on a short or generic text",
-                                 "match a longer, specific phrase, or set alone: false",
-                                 severity="warning")
+                    yield _issue(
+                        src,
+                        src.line(*loc),
+                        nid,
+                        "weak-signature",
+                        f"signature '{sig.id}' rests on a short or generic text",
+                        "match a longer, specific phrase, or set alone: false",
+                        severity="warning",
+                    )
 
 
 MAX_MIN_HITS = 20  # kb.matching.SignatureMatcher.MAX_HITS: hits kept per matcher
@@ -274,9 +357,14 @@ def check_signature_features(kb: KnowledgeBase) -> Iterator[Issue]:
             continue
         for si, sig in enumerate(node.signatures):
             if not 1 <= sig.min_hits <= MAX_MIN_HITS:
-                yield _issue(src, src.line("signatures", si, "min_hits"), nid, "min-hits-range",
-                             f"min_hits {sig.min_hits} of signature '{sig.id}' is out of range",
-                             f"use 1-{MAX_MIN_HITS}: the lines a signature's matchers must hit")
+                yield _issue(
+                    src,
+                    src.line("signatures", si, "min_hits"),
+                    nid,
+                    "min-hits-range",
+                    f"min_hits {sig.min_hits} of signature '{sig.id}' is out of range",
+                    f"use 1-{MAX_MIN_HITS}: the lines a signature's matchers must hit",
+                )
 
 
 def check_fuzzy_anchors(kb: KnowledgeBase) -> Iterator[Issue]:
@@ -292,13 +380,17 @@ def check_fuzzy_anchors(kb: KnowledgeBase) -> Iterator[Issue]:
             for group, matchers in (("matchers", sig.matchers), ("unless", sig.unless)):
                 for mi, m in enumerate(matchers):
                     if isinstance(m, FuzzyMatcher) and not anchors_of(m.text):
-                        yield _issue(src, src.line("signatures", si, group, mi, "text"), nid,
-                                     "fuzzy-no-anchor",
-                                     f"fuzzy text of signature '{sig.id}' has no anchor word, so "
-                                     "every line of a log would be compared with it",
-                                     "include a distinctive word of 4+ letters (numbers, paths "
-                                     "and addresses are masked), or use a regex",
-                                     severity="warning")
+                        yield _issue(
+                            src,
+                            src.line("signatures", si, group, mi, "text"),
+                            nid,
+                            "fuzzy-no-anchor",
+                            f"fuzzy text of signature '{sig.id}' has no anchor word, so "
+                            "every line of a log would be compared with it",
+                            "include a distinctive word of 4+ letters (numbers, paths "
+                            "and addresses are masked), or use a regex",
+                            severity="warning",
+                        )
 
 
 def _is_generic(m: object) -> bool:
@@ -342,9 +434,14 @@ def check_placeholders(kb: KnowledgeBase) -> Iterator[Issue]:
             builtin = {"peer", "port"} if chk.scope == "pair" else set()
             for name in placeholders.names_in(chk.run):
                 if name not in chk.params and name not in extracted and name not in builtin:
-                    yield _issue(src, src.line("checks", ci, "run"), cid, "unfilled-placeholder",
-                                 f"placeholder {{{name}}} in check '{chk.id}' is filled by no extractor",
-                                 f"declare it under the check's params, or extract '{name}' in a signature")
+                    yield _issue(
+                        src,
+                        src.line("checks", ci, "run"),
+                        cid,
+                        "unfilled-placeholder",
+                        f"placeholder {{{name}}} in check '{chk.id}' is filled by no extractor",
+                        f"declare it under the check's params, or extract '{name}' in a signature",
+                    )
     for fid, fixnode in kb.fixes.items():
         src = kb.sources[fid]
         texts = [("steps",), *[("commands", i, "run") for i in range(len(fixnode.commands))]]
@@ -355,10 +452,15 @@ def check_placeholders(kb: KnowledgeBase) -> Iterator[Issue]:
                     continue
                 missing = [c for c in users.get(fid, []) if name not in _extracted_names(kb, c)]
                 if missing or not users.get(fid):
-                    yield _issue(src, src.line(*loc), fid, "unfilled-placeholder",
-                                 f"placeholder {{{name}}} is filled by no extractor"
-                                 + (f" of {', '.join(missing)}" if missing else ""),
-                                 f"declare '{name}' under params (the user supplies it) or extract it")
+                    yield _issue(
+                        src,
+                        src.line(*loc),
+                        fid,
+                        "unfilled-placeholder",
+                        f"placeholder {{{name}}} is filled by no extractor"
+                        + (f" of {', '.join(missing)}" if missing else ""),
+                        f"declare '{name}' under params (the user supplies it) or extract it",
+                    )
 
 
 def _get(obj: object, loc: tuple[object, ...]) -> str:
@@ -376,13 +478,25 @@ def check_completeness(kb: KnowledgeBase) -> Iterator[Issue]:
     for cid, cause in kb.causes.items():
         src = kb.sources[cid]
         if cause.signatures and not cause.examples.match:
-            yield _issue(src, src.line("signatures"), cid, "no-examples",
-                         "cause has signatures but no 'match' examples",
-                         "add real log lines under examples.match", severity="warning")
+            yield _issue(
+                src,
+                src.line("signatures"),
+                cid,
+                "no-examples",
+                "cause has signatures but no 'match' examples",
+                "add real log lines under examples.match",
+                severity="warning",
+            )
         if not cause.checks:
-            yield _issue(src, src.line("id"), cid, "no-checks",
-                         "cause has no verifying check", "add a read-only command under checks",
-                         severity="warning")
+            yield _issue(
+                src,
+                src.line("id"),
+                cid,
+                "no-checks",
+                "cause has no verifying check",
+                "add a read-only command under checks",
+                severity="warning",
+            )
 
 
 CHECKS: list[Callable[[KnowledgeBase], Iterator[Issue]]] = [

@@ -67,7 +67,9 @@ def load(root: Path) -> tuple[KnowledgeBase, list[Issue]]:
             continue
         kb.sources[node_id] = source
         tables: dict[str, dict[str, Any]] = {
-            "cause": kb.causes, "symptom": kb.symptoms, "fix": kb.fixes,  # type: ignore[dict-item]
+            "cause": kb.causes,
+            "symptom": kb.symptoms,
+            "fix": kb.fixes,  # type: ignore[dict-item]
         }
         tables[source.kind][node_id] = node
     return kb, issues
@@ -89,8 +91,18 @@ def load_file(path: Path, root: Path) -> tuple[Strict | None, Source | None, lis
         return Issue(shown, line, stem, check, message, hint)
 
     if not area:
-        return None, None, [issue(1, "folder", "rule file outside an area folder",
-                                  "move it to rules/<area>/, rules/symptoms/ or rules/fixes/")]
+        return (
+            None,
+            None,
+            [
+                issue(
+                    1,
+                    "folder",
+                    "rule file outside an area folder",
+                    "move it to rules/<area>/, rules/symptoms/ or rules/fixes/",
+                )
+            ],
+        )
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -100,14 +112,26 @@ def load_file(path: Path, root: Path) -> tuple[Strict | None, Source | None, lis
     try:
         located = load_located(text)
     except YamlSyntaxError as exc:
-        return None, None, [issue(exc.line, "yaml-syntax", str(exc),
-                                  "check indentation, quotes and ':' in unquoted strings")]
+        return (
+            None,
+            None,
+            [
+                issue(
+                    exc.line,
+                    "yaml-syntax",
+                    str(exc),
+                    "check indentation, quotes and ':' in unquoted strings",
+                )
+            ],
+        )
     problems = [
         issue(line, "duplicate-key", f"key '{key}' appears twice in the same mapping")
         for key, line in located.duplicate_keys
     ]
     if not isinstance(located.data, dict):
-        problems.append(issue(1, "not-a-mapping", "a rule file must be a YAML mapping (key: value)"))
+        problems.append(
+            issue(1, "not-a-mapping", "a rule file must be a YAML mapping (key: value)")
+        )
         return None, None, problems
     model = KIND_MODELS[kind]
     try:
@@ -116,11 +140,15 @@ def load_file(path: Path, root: Path) -> tuple[Strict | None, Source | None, lis
         problems.extend(_schema_issues(exc, located, shown, stem))
         return None, None, problems
     source = Source(path=path, display=shown, kind=kind, area=area, located=located)
-    if node.id != stem:  # type: ignore[attr-defined]
+    node_id: str = getattr(node, "id", "")
+    if node_id != stem:
         problems.append(
-            issue(source.line("id"), "id-filename",
-                  f"id '{node.id}' does not match the file name '{path.name}'",  # type: ignore[attr-defined]
-                  f"rename the file to {node.id}{path.suffix} or change the id")  # type: ignore[attr-defined]
+            issue(
+                source.line("id"),
+                "id-filename",
+                f"id '{node_id}' does not match the file name '{path.name}'",
+                f"rename the file to {node_id}{path.suffix} or change the id",
+            )
         )
     return (node if not problems else None), source, problems
 
@@ -130,10 +158,13 @@ def _schema_issues(exc: ValidationError, located: Located, shown: str, stem: str
     seen: set[tuple[int, str]] = set()
     errors = exc.errors()
     # a misspelt field shows up twice (unknown 'titel', missing 'title'): report it once
-    unknown = {(tuple(e["loc"][:-1]), str(e["loc"][-1])) for e in errors if e["type"] == "extra_forbidden"}
+    unknown = {
+        (tuple(e["loc"][:-1]), str(e["loc"][-1])) for e in errors if e["type"] == "extra_forbidden"
+    }
     for err in errors:
         if err["type"] == "missing" and any(
-            parent == tuple(err["loc"][:-1]) and difflib.get_close_matches(str(err["loc"][-1]), [name], cutoff=0.6)
+            parent == tuple(err["loc"][:-1])
+            and difflib.get_close_matches(str(err["loc"][-1]), [name], cutoff=0.6)
             for parent, name in unknown
         ):
             continue
@@ -172,7 +203,11 @@ def _dotted(loc: tuple[Any, ...]) -> str:
     for p in loc:
         if isinstance(p, int):
             parts.append(f"[{p}]")
-        elif p in ("str", "Localized", "Check", "LogExample") or p in ("regex", "substring", "fuzzy"):
+        elif p in ("str", "Localized", "Check", "LogExample") or p in (
+            "regex",
+            "substring",
+            "fuzzy",
+        ):
             continue  # union member names pydantic inserts into locations
         else:
             parts.append(("." if parts else "") + str(p))
@@ -192,4 +227,6 @@ def _known_fields() -> list[str]:
 
 def _suggest(field: str, known: list[str]) -> str:
     close = difflib.get_close_matches(field, known, n=1, cutoff=0.6)
-    return f"did you mean '{close[0]}'?" if close else "see rules/schema/ for the fields allowed here"
+    return (
+        f"did you mean '{close[0]}'?" if close else "see rules/schema/ for the fields allowed here"
+    )

@@ -229,14 +229,24 @@ class SignatureMatcher:
 
     @property
     def saturated(self) -> bool:
-        """True when more lines cannot change the result (vetoes aside)."""
-        if self.vetoed:
-            return True
-        return not self.signature.at_end and all(len(h) >= self.MAX_HITS for h in self.hits)
+        """True when more lines cannot change the result (vetoes, and for `at_end` the
+        log's last lines, aside)."""
+        return self.vetoed or all(len(h) >= self.MAX_HITS for h in self.hits)
 
     def needs(self, index: int) -> bool:
         """Whether matcher `index` still wants the lines it may fire on."""
-        return self.signature.at_end or len(self.hits[index]) < self.MAX_HITS
+        return len(self.hits[index]) < self.MAX_HITS
+
+    def feed_end(self, lines: Iterable[tuple[int, str]]) -> None:
+        """The log's last lines, for an `at_end` signature whose matchers stopped taking
+        lines at their maximum of hits: it must know whether the log ends on one."""
+        if not self.signature.at_end:
+            return
+        seen = {h.line_no for hits in self.hits for h in hits}
+        seen.update(h.line_no for h in self.latest if h is not None)
+        for line_no, text in lines:
+            if line_no not in seen:
+                self.feed(line_no, text)
 
     def feed(
         self,
@@ -317,7 +327,9 @@ class SignatureMatcher:
         hits = self.hits[i]
         if len(hits) < self.MAX_HITS:
             hits.append(hit)
-        self.latest[i] = hit
+        latest = self.latest[i]
+        if latest is None or hit.line_no >= latest.line_no:
+            self.latest[i] = hit
 
     def result(self, ends: Collection[int] | None = None) -> SignatureResult | None:
         """The signature's result on the log fed so far, or None when it did not fire;

@@ -61,8 +61,12 @@ class _Writer:
         return "\n\n".join(self.parts).rstrip() + "\n"
 
 
-def render(kb: KnowledgeBase, cause_ids: Iterable[str] | None = None, lang: str = "both",
-           title: str = "dlperf-help runbook") -> str:
+def render(
+    kb: KnowledgeBase,
+    cause_ids: Iterable[str] | None = None,
+    lang: str = "both",
+    title: str = "dlperf-help runbook",
+) -> str:
     """Render the runbook; `cause_ids` limits it to those causes (and their symptoms)."""
     wanted = set(cause_ids) if cause_ids is not None else set(kb.causes)
     causes = {cid: c for cid, c in kb.causes.items() if cid in wanted}
@@ -74,10 +78,12 @@ def render(kb: KnowledgeBase, cause_ids: Iterable[str] | None = None, lang: str 
     home = {cid: next(s for s in c.symptoms if s in shown) for cid, c in causes.items()}
 
     w = _Writer()
-    w.add(f"# {title}",
-          f"{len(causes)} causes under {len(symptoms)} symptoms. Each cause says how to recognise "
-          "it in a log, the checks that confirm it (run them on every node) and the fixes. "
-          "Values in `<angle brackets>` are yours to fill in.")
+    w.add(
+        f"# {title}",
+        f"{len(causes)} causes under {len(symptoms)} symptoms. Each cause says how to recognise "
+        "it in a log, the checks that confirm it (run them on every node) and the fixes. "
+        "Values in `<angle brackets>` are yours to fill in.",
+    )
     w.add("## Contents", _toc(symptoms, causes, home))
     current_group = ""
     for s in symptoms:
@@ -106,8 +112,14 @@ def _toc(symptoms: list[Symptom], causes: dict[str, Cause], home: dict[str, str]
     return "\n".join(lines)
 
 
-def _symptom(w: _Writer, kb: KnowledgeBase, s: Symptom, causes: dict[str, Cause],
-             home: dict[str, str], lang: str) -> None:
+def _symptom(
+    w: _Writer,
+    kb: KnowledgeBase,
+    s: Symptom,
+    causes: dict[str, Cause],
+    home: dict[str, str],
+    lang: str,
+) -> None:
     w.add(f"### {_symptom_heading(s)}", tr(s.description, lang))
     if s.questions:
         w.add("**Questions that tell the causes apart**")
@@ -120,13 +132,17 @@ def _symptom(w: _Writer, kb: KnowledgeBase, s: Symptom, causes: dict[str, Cause]
                     effect.append("points to " + ", ".join(f"`{x}`" for x in a.confirms))
                 if a.rules_out:
                     effect.append("rules out " + ", ".join(f"`{x}`" for x in a.rules_out))
-                lines.append(f"  - *{text_of(a.text)}*" + (f": {'; '.join(effect)}" if effect else ""))
+                lines.append(
+                    f"  - *{text_of(a.text)}*" + (f": {'; '.join(effect)}" if effect else "")
+                )
         w.add("\n".join(lines))
     mine = [c for c in causes.values() if s.id in c.symptoms]
     elsewhere = [c for c in mine if home[c.id] != s.id]
     if elsewhere:
-        w.add("Also possible here: " + ", ".join(
-            f"[{text_of(c.title)}](#{slug(_cause_heading(c))})" for c in elsewhere))
+        w.add(
+            "Also possible here: "
+            + ", ".join(f"[{text_of(c.title)}](#{slug(_cause_heading(c))})" for c in elsewhere)
+        )
     for c in sorted(mine, key=lambda c: -c.prior):
         if home[c.id] == s.id:
             _cause(w, kb, c, lang)
@@ -136,8 +152,10 @@ def _cause(w: _Writer, kb: KnowledgeBase, c: Cause, lang: str) -> None:
     w.add(f"#### {_cause_heading(c)}", tr(c.description, lang))
     examples = [e.log if isinstance(e, LogExample) else e for e in c.examples.match]
     if examples:
-        w.add("**How to recognise it** (log lines like these):",
-              fence("\n".join(ex.strip() for ex in examples[:4]), "text"))
+        w.add(
+            "**How to recognise it** (log lines like these):",
+            fence("\n".join(ex.strip() for ex in examples[:4]), "text"),
+        )
     checks = list(kb.checks_of(c.id))
     if checks:
         w.add("**Checks**")
@@ -149,15 +167,19 @@ def _cause(w: _Writer, kb: KnowledgeBase, c: Cause, lang: str) -> None:
         if fix is not None:
             _fix(w, fix, lang)
     if c.references:
-        w.add("**References**: " + "; ".join(
-            f"[{r.title}]({r.url})" if r.url else r.title for r in c.references))
+        w.add(
+            "**References**: "
+            + "; ".join(f"[{r.title}]({r.url})" if r.url else r.title for r in c.references)
+        )
 
 
 def _check(w: _Writer, chk: Check, lang: str) -> None:
     kind = "read-only" if chk.read_only else "**changes the machine**"
-    w.add(f"- *{text_of(chk.title)}* ({kind}, cost {chk.cost:g}{', from every node to every other' if chk.scope == 'pair' else ''}):",
-          fence(show_command(chk.run, {})),
-          "  A problem if the output " + _describe(chk) + ": " + fill_text(tr(chk.means, lang), {}))
+    w.add(
+        f"- *{text_of(chk.title)}* ({kind}, cost {chk.cost:g}{', from every node to every other' if chk.scope == 'pair' else ''}):",
+        fence(show_command(chk.run, {})),
+        "  A problem if the output " + _describe(chk) + ": " + fill_text(tr(chk.means, lang), {}),
+    )
 
 
 def _describe(chk: Check) -> str:
@@ -176,8 +198,11 @@ def _describe(chk: Check) -> str:
     if e.exit_nonzero:
         parts.append("exits non-zero")
     if e.number is not None:
-        bounds = [f"{op} {getattr(e.number, op):g}" for op in ("lt", "le", "gt", "ge", "eq")
-                  if getattr(e.number, op) is not None]
+        bounds = [
+            f"{op} {getattr(e.number, op):g}"
+            for op in ("lt", "le", "gt", "ge", "eq")
+            if getattr(e.number, op) is not None
+        ]
         parts.append(f"shows a number (`{e.number.pattern}`) {' and '.join(bounds)}")
     if e.any or e.all:
         parts.append("meets the combined conditions of the rule")
@@ -185,11 +210,19 @@ def _describe(chk: Check) -> str:
 
 
 def _fix(w: _Writer, fix: Fix, lang: str) -> None:
-    w.add(f"- **{text_of(fix.title)}** — " + fill_text(tr(fix.steps, lang), {}).replace("\n\n>", "\n\n  >"))
+    w.add(
+        f"- **{text_of(fix.title)}** — "
+        + fill_text(tr(fix.steps, lang), {}).replace("\n\n>", "\n\n  >")
+    )
     for cmd in fix.commands:
         where = f" ({cmd.where})" if cmd.where else ""
         note = " — changes the machine: confirm before running" if cmd.changes_machine else ""
         w.add(f"  Run{where}{note}:", fence(show_command(cmd.run, {})))
     if fix.params:
-        w.add("  " + "; ".join(f"`<{k}>`: {v.description}" + (f" (e.g. `{v.example}`)" if v.example else "")
-                               for k, v in fix.params.items()))
+        w.add(
+            "  "
+            + "; ".join(
+                f"`<{k}>`: {v.description}" + (f" (e.g. `{v.example}`)" if v.example else "")
+                for k, v in fix.params.items()
+            )
+        )

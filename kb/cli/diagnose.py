@@ -25,7 +25,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         f"A cause is listed when its rule fires and its confidence is at least {LIKELY}. When "
         "the logs show a failure (an NCCL error code, a run stuck at start-up) but no likely "
         "cause, the failure's most probable causes are listed below that threshold, marked "
-        '"basis": "symptom" in the JSON.'
+        '"basis": "symptom" in the JSON. Lines that only describe the setup (INFO lines, '
+        "warnings) never rank above a cause shown by an error line, and are no diagnosis in a "
+        "log whose run completed (they become notes)."
     )
     p.add_argument(
         "logs",

@@ -36,7 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
         "With no command, opens the interactive assistant.",
     )
     parser.add_argument("--version", action="version", version=f"dlperf-help {__version__}")
-    parser.add_argument("--rules", metavar="DIR", help="use the rules in DIR instead of the shipped ones")
+    parser.add_argument(
+        "--rules", metavar="DIR", help="use the rules in DIR instead of the shipped ones"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     for name in SUBCOMMANDS:
         module = importlib.import_module(f"kb.cli.{name}")

@@ -17,12 +17,12 @@ ACTIONS = {
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    sub = p.add_subparsers(dest="action", metavar="ACTION", required=True,
-                           parser_class=type(p))
+    sub = p.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=type(p))
     for name, help_text in ACTIONS.items():
         q = sub.add_parser(name, help=help_text, description=help_text)
-        q.add_argument("dir", nargs="?", type=Path,
-                       help="rules directory (default: the shipped rules)")
+        q.add_argument(
+            "dir", nargs="?", type=Path, help="rules directory (default: the shipped rules)"
+        )
         q.add_argument("--json", action="store_true", help="machine-readable output")
 
 
@@ -49,8 +49,10 @@ def _lint(root: Path, as_json: bool) -> int:
             print(i)
         nodes = len(kb.causes) + len(kb.symptoms) + len(kb.fixes)
         warnings = len(issues) - len(errors)
-        summary = (f"{len(errors)} error(s), {warnings} warning(s) in {root} "
-                   f"({len(kb.causes)} causes, {len(kb.symptoms)} symptoms, {len(kb.fixes)} fixes valid)")
+        summary = (
+            f"{len(errors)} error(s), {warnings} warning(s) in {root} "
+            f"({len(kb.causes)} causes, {len(kb.symptoms)} symptoms, {len(kb.fixes)} fixes valid)"
+        )
         print(summary if issues else f"ok: {nodes} rules in {root}, no problems", file=sys.stderr)
     return 1 if errors else 0
 
@@ -61,7 +63,12 @@ def _list(root: Path, as_json: bool) -> int:
 
     kb = load_kb(root)
     rows = [
-        {"id": c.id, "title": text_of(c.title), "area": kb.area_of(c.id), "symptoms": list(c.symptoms)}
+        {
+            "id": c.id,
+            "title": text_of(c.title),
+            "area": kb.area_of(c.id),
+            "symptoms": list(c.symptoms),
+        }
         for c in sorted(kb.causes.values(), key=lambda c: (kb.area_of(c.id), c.id))
     ]
     if as_json:

@@ -12,8 +12,12 @@ HELP = "export the knowledge base, or the given causes, as a Markdown runbook"
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("causes", nargs="*", metavar="CAUSE", help="cause ids (default: all)")
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here instead of stdout")
-    p.add_argument("--lang", choices=["en", "zh", "both"], default="both",
-                   help="language of the texts (default: English with the Chinese beneath)")
+    p.add_argument(
+        "--lang",
+        choices=["en", "zh", "both"],
+        default="both",
+        help="language of the texts (default: English with the Chinese beneath)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -185,9 +185,24 @@ def rule_files(root: Path) -> list[Path]:
     return sorted(files)
 
 
+def _engine_sources() -> list[Path]:
+    """The modules that define the compiled form: a cache written by another version of
+    them (an upgrade, a checkout with edits) must never be read back."""
+    from kb import matching
+    from kb.diagnosis import specs
+
+    return [Path(__file__), Path(specs.__file__ or ""), Path(matching.__file__ or "")]
+
+
 def rules_key(root: Path) -> str:
-    """A hash of every rule file's path and bytes, and of the compiled format."""
+    """A hash of every rule file's path and bytes, of the compiled format, and of the
+    engine modules that write and read it."""
     h = hashlib.blake2b(FORMAT.encode(), digest_size=16)
+    for source in _engine_sources():
+        try:
+            h.update(source.read_bytes())
+        except OSError:
+            h.update(b"\0engine")
     for path in rule_files(root):
         h.update(str(path.relative_to(root)).encode("utf-8", "surrogateescape") + b"\0")
         try:

@@ -13,9 +13,9 @@ only if the prefilter misses a line, which the tests check on the corpus.
 Around the lines themselves, both paths also give: the logical lines rebuilt from
 physical ones (messages wrapped over several lines, joined; URL-encoded lines, decoded:
 `kb.diagnosis.unwrap`) to the signatures; each log's last lines to the analyzers
-(`Analyzer.end_file`: what the log ends with); and the numbers of its last meaningful
-lines to the signatures that hold only there (`at_end`), which keep taking lines after
-their maximum of hits so that they see the last one.
+(`Analyzer.end_file`: what the log ends with); and its last lines, with the numbers of
+the last meaningful ones, to the signatures that hold only there (`at_end`), which may
+have stopped taking lines at their maximum of hits long before.
 """
 
 from __future__ import annotations
@@ -157,7 +157,11 @@ class Session:
             self._feed_messages(messages)
         for a in self.analyzers:
             a.end_file(self._tail)
-        return end_lines(self._tail)
+        ends = end_lines(self._tail)
+        last = [(n, t) for n, t in self._tail if n in ends]
+        for sm in self._matchers.values():
+            sm.feed_end(last)
+        return ends
 
     def _collect(self, name: str, out: Outcome, ends: set[int]) -> None:
         for si, sm in sorted(self._matchers.items()):

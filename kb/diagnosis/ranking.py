@@ -48,6 +48,7 @@ from kb.diagnosis.healthy import (
 )
 from kb.diagnosis.lines import LEVEL_FACTOR, host_of, level_of, rank_of, time_of
 from kb.diagnosis.model import CauseResult, Diagnosis, Evidence, Note
+from kb.diagnosis.shapes import GENERIC_WORDS
 from kb.matching import SignatureResult, SignatureSpec
 
 LIKELY = 0.5
@@ -55,31 +56,6 @@ GENERIC_SCALE = 0.85
 GENERIC_BELOW = 0.95
 EVIDENCE_PER_SIGNATURE = 3
 EVIDENCE_PER_CAUSE = 10
-GENERIC_WORDS = {
-    "error",
-    "errors",
-    "failed",
-    "failure",
-    "fail",
-    "warning",
-    "warn",
-    "timeout",
-    "timed out",
-    "exception",
-    "traceback",
-    "killed",
-    "abort",
-    "aborted",
-    "nccl",
-    "cuda",
-    "mpi",
-    "ssh",
-    "not found",
-    "denied",
-    "refused",
-    "hang",
-    "slow",
-}
 
 
 @dataclass

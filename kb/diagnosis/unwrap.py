@@ -41,6 +41,7 @@ WORD_WRAP_BYTES = 1 << 20
 MIN_WIDTH = 60
 MAX_WIDTH = 240  # wider lines are a program's, not a re-flowed paragraph
 MAX_LINES = 64  # physical lines joined into one message, at most
+WORD_RUN_LINES = 32  # the same for a paragraph re-flowed at word boundaries
 # the widths editors and formatters wrap text at, for a run of two lines
 USUAL_WIDTHS = (72, 76, 78, 79, 80, 88, 100, 120, 132, 160, 200, 240)
 HEAD = 4  # a line that starts like the message's first line starts a new message
@@ -171,10 +172,11 @@ def _may_continue(line: str) -> bool:
     )
 
 
-def _continues(line: str, nxt: str, head: str) -> bool:
-    """Whether `nxt` reads as the rest of `line`'s text rather than a new record."""
+def _continues(line: str, nxt: str) -> bool:
+    """Whether `nxt` reads as the rest of `line`'s text rather than a new record (the
+    run's own first line aside: `_head`)."""
     body = nxt.strip()
-    if not body or "\t" in nxt or _indent(nxt) != _indent(line) or _head(nxt) == head:
+    if not body or "\t" in nxt or _indent(nxt) != _indent(line):
         return False
     return _RECORD.match(body) is None and _TABLE.search(nxt) is None
 
@@ -187,26 +189,34 @@ def _first_word(line: str) -> str:
 
 def _cut_at_words(first: int, lines: list[str], covered: set[int]) -> list[Logical]:
     out: list[Logical] = []
-    i, n = 0, len(lines)
+    n = len(lines)
+    # each line's verdicts once: a run is tried again from each of its lines
+    may = [_may_continue(line) for line in lines]
+    size = [len(line.rstrip()) for line in lines]
+    heads = [_head(line) for line in lines]
+    cont: dict[int, bool] = {}
+    i = 0
     while i < n - 1:
-        if i in covered or not _may_continue(lines[i]):
+        if i in covered or not may[i]:
             i += 1
             continue
-        head, j = _head(lines[i]), i
-        while j < n - 1 and j - i < MAX_LINES - 1 and j + 1 not in covered:
-            if (j > i and not _may_continue(lines[j])) or not _continues(
-                lines[j], lines[j + 1], head
-            ):
+        head, j = heads[i], i
+        while j < n - 1 and j - i < WORD_RUN_LINES - 1 and j + 1 not in covered:
+            if j > i and not may[j]:
+                break
+            if j not in cont:
+                cont[j] = _continues(lines[j], lines[j + 1])
+            if not cont[j] or heads[j + 1] == head:
                 break
             j += 1
         if j == i:
             i += 1
             continue
-        width = max(len(lines[k].rstrip()) for k in range(i, j))
+        width = max(size[i:j])
         if j == i + 1:  # one line says nothing of the width: assume a usual one
             width = next((w for w in USUAL_WIDTHS if w >= width), width)
         k = i  # the run goes on while each line was too full for the next one's first word
-        while k < j and len(lines[k].rstrip()) + 1 + len(_first_word(lines[k + 1])) > width:
+        while k < j and size[k] + 1 + len(_first_word(lines[k + 1])) > width:
             k += 1
         if k > i:
             out.append(_joined(first, lines, i, k, " "))

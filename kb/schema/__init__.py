@@ -12,4 +12,14 @@ from kb.schema.models import (
     text_of,
 )
 
-__all__ = ["KIND_MODELS", "Cause", "Check", "Fix", "Localized", "Signature", "Symptom", "Text", "text_of"]
+__all__ = [
+    "KIND_MODELS",
+    "Cause",
+    "Check",
+    "Fix",
+    "Localized",
+    "Signature",
+    "Symptom",
+    "Text",
+    "text_of",
+]

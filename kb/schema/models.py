@@ -171,7 +171,9 @@ class Check(Strict):
     title: Text
     run: str = Field(min_length=1, description="shell command; {placeholders} are quoted values")
     read_only: bool = Field(description="true only if the command changes nothing on the machine")
-    cost: float = Field(1, gt=0, description="1 a quick read-only command, 10 a test run, 100 a rebuild")
+    cost: float = Field(
+        1, gt=0, description="1 a quick read-only command, 10 a test run, 100 a rebuild"
+    )
     timeout: float = Field(20, gt=0, le=3600)
     requires: list[str] = Field(default_factory=list, description="programs the command needs")
     scope: Literal["node", "pair"] = Field(
@@ -180,7 +182,9 @@ class Check(Strict):
     problem_if: Expect
     ok_if: Expect | None = None
     means: Text = Field(description="what a failing result means")
-    finding: str | None = Field(None, description="one-line summary template, e.g. 'NCCL {version}'")
+    finding: str | None = Field(
+        None, description="one-line summary template, e.g. 'NCCL {version}'"
+    )
     extract: dict[ParamName, str] = Field(default_factory=dict)
     params: dict[ParamName, ParamDoc] = Field(
         default_factory=dict, description="placeholders the user supplies, e.g. {peer} or {port}"
@@ -263,7 +267,9 @@ class Symptom(Strict):
 
 class FixCommand(Strict):
     run: str = Field(min_length=1)
-    where: str | None = Field(None, description="where to run it: each node, the container, the launch script")
+    where: str | None = Field(
+        None, description="where to run it: each node, the container, the launch script"
+    )
     changes_machine: bool = Field(description="true when it installs, writes or restarts anything")
 
 
@@ -275,7 +281,9 @@ class Fix(Strict):
     params: dict[ParamName, ParamDoc] = Field(
         default_factory=dict, description="placeholders the user supplies (not extracted from logs)"
     )
-    verify: list[RuleId] = Field(default_factory=list, description="checks that prove the fix worked")
+    verify: list[RuleId] = Field(
+        default_factory=list, description="checks that prove the fix worked"
+    )
     references: list[Reference] = Field(default_factory=list)
 
 

@@ -59,7 +59,14 @@ def parse_ibstatus(text: str) -> list[dict[str, Any]]:
 
 def _new_port(device: str, port: int) -> dict[str, Any]:
     """An IB port record with the fields both parsers fill."""
-    return {"device": device, "port": port, "state": "", "phys_state": "", "rate": "", "link_layer": ""}
+    return {
+        "device": device,
+        "port": port,
+        "state": "",
+        "phys_state": "",
+        "rate": "",
+        "link_layer": "",
+    }
 
 
 _CA = re.compile(r"^CA '(?P<dev>[^']+)'")

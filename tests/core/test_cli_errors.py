@@ -11,8 +11,9 @@ from kb import __version__
 
 
 def dlperf(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kb.cli.main", *args],
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "kb.cli.main", *args], capture_output=True, text=True, timeout=60
+    )
 
 
 def test_version() -> None:
@@ -21,12 +22,15 @@ def test_version() -> None:
     assert proc.stdout.strip() == f"dlperf-help {__version__}"
 
 
-@pytest.mark.parametrize("args", [
-    ["no-such-command"],
-    ["rules", "frobnicate"],
-    ["runbook", "--lang", "fr"],
-    ["runbook", "no-such-cause-id"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["no-such-command"],
+        ["rules", "frobnicate"],
+        ["runbook", "--lang", "fr"],
+        ["runbook", "no-such-cause-id"],
+    ],
+)
 def test_bad_usage_is_one_line_and_exit_2(args: list[str]) -> None:
     proc = dlperf(*args)
     assert proc.returncode == 2

@@ -63,7 +63,8 @@ def test_lint_reports_the_broken_file_with_its_line(case: str, tmp_path: Path) -
     for expected in lines[1:] if warning_only else lines:
         check, file, line, *rest = expected.split()
         found = [
-            i for i in issues
+            i
+            for i in issues
             if i["check"] == check and i["file"] == f"rules/{file}" and i["line"] == int(line)
         ]
         assert found, f"no {check} issue at rules/{file}:{line}; got {issues}"
@@ -75,7 +76,9 @@ def test_lint_text_output_is_file_line_message_without_traceback(tmp_path: Path)
     rules = overlay("unknown-field", tmp_path)
     proc = subprocess.run(
         [sys.executable, "-m", "kb.cli.main", "rules", "lint", str(rules)],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
@@ -87,7 +90,9 @@ def test_lint_text_output_is_file_line_message_without_traceback(tmp_path: Path)
 def test_lint_of_a_missing_directory_is_one_line(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "kb.cli.main", "rules", "lint", str(tmp_path / "nope")],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1

@@ -23,8 +23,14 @@ def test_show_command_quotes_known_values() -> None:
 
 def test_a_hostile_value_is_one_inert_word(tmp_path) -> None:
     marker = tmp_path / "pwned"
-    for hostile in (f"$(touch {marker})", f"`touch {marker}`", f"x; touch {marker}",
-                    f"x && touch {marker}", f"x\ntouch {marker}", f"' ; touch {marker} ; '"):
+    for hostile in (
+        f"$(touch {marker})",
+        f"`touch {marker}`",
+        f"x; touch {marker}",
+        f"x && touch {marker}",
+        f"x\ntouch {marker}",
+        f"' ; touch {marker} ; '",
+    ):
         cmd = fill_command("printf '%s\\n' {value}", {"value": hostile})
         out = subprocess.run(["/bin/sh", "-c", cmd], capture_output=True, text=True, check=True)
         assert out.stdout == hostile + "\n"

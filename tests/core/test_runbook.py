@@ -56,7 +56,9 @@ def test_no_placeholder_is_left_unresolved_and_no_raw_html_leaks() -> None:
     import re
 
     assert not re.search(r"(?<![\$\{])\{[a-z_][a-z0-9_]*\}(?!\})", text)
-    inline_html = [c.content for t in tokens if t.children for c in t.children if c.type == "html_inline"]
+    inline_html = [
+        c.content for t in tokens if t.children for c in t.children if c.type == "html_inline"
+    ]
     assert inline_html == []
     assert not [t for t in tokens if t.type == "html_block"]
 
@@ -86,7 +88,11 @@ def test_the_cli_writes_the_runbook_to_a_file(tmp_path) -> None:
     import sys
 
     out = tmp_path / "runbook.md"
-    proc = subprocess.run([sys.executable, "-m", "kb.cli.main", "runbook", "-o", str(out)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kb.cli.main", "runbook", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert out.read_text(encoding="utf-8") == whole()[0]

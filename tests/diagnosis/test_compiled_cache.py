@@ -46,3 +46,14 @@ def test_an_unwritable_cache_is_not_an_error(tmp_path: Path, monkeypatch) -> Non
     got = load_rules(FIXTURE_RULES)
     assert "cuda-lib-missing" in got.causes
     assert not compiled.cache_path(got.key).exists()
+
+
+def test_a_cache_written_by_another_engine_is_never_read(tmp_path: Path, monkeypatch) -> None:
+    root = tmp_path / "rules"
+    shutil.copytree(FIXTURE_RULES, root)
+    before = rules_key(root)
+    specs = tmp_path / "specs.py"  # an upgraded engine module: same rules, other code
+    specs.write_text(Path(compiled.__file__).with_name("specs.py").read_text() + "\n# v2\n")
+    sources = compiled._engine_sources()
+    monkeypatch.setattr(compiled, "_engine_sources", lambda: [*sources[:1], specs, *sources[2:]])
+    assert rules_key(root) != before

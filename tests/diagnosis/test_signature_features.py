@@ -122,6 +122,7 @@ LINE = "I grpc_server_lib.cc:391] Started server with target: grpc://localhost:2
         (f"{LINE}\n" * 100, True),  # far past the hits a matcher keeps
         (f"{LINE}\n" * 100 + "step 1\nstep 2\nstep 3\n", False),
     ],
+    ids=["last", "noise-after", "warnings-after", "progress-after", "x100", "x100-progress"],
 )
 def test_at_end_fires_only_where_the_log_ends(features, text: str, fires: bool) -> None:
     assert _ids(features, text) == (["stuck"] if fires else [])
@@ -152,19 +153,16 @@ def test_rule_tests_and_the_diagnosis_mean_the_same() -> None:
     assert run_signatures([last], [LINE, "1", "2", "3"]) == []
 
 
-def test_a_matcher_past_its_maximum_still_wants_lines_only_for_at_end() -> None:
-    plain = SignatureMatcher(
-        Signature.model_validate({"id": "p", "matchers": [{"type": "substring", "text": SERVER}]})
+def test_an_at_end_matcher_past_its_maximum_is_given_the_last_lines() -> None:
+    sig = Signature.model_validate(
+        {"id": "e", "at_end": True, "matchers": [{"type": "substring", "text": SERVER}]}
     )
-    last = SignatureMatcher(
-        Signature.model_validate(
-            {"id": "e", "at_end": True, "matchers": [{"type": "substring", "text": SERVER}]}
-        )
-    )
+    last = SignatureMatcher(sig)
     for n in range(1, 40):
-        plain.feed(n, LINE)
         last.feed(n, LINE)
-    assert not plain.needs(0) and plain.saturated
-    assert last.needs(0) and not last.saturated
-    result = last.result({39})
-    assert result is not None and result.hits[0].line_no == 39
+    assert not last.needs(0) and last.saturated  # the fast path stops giving it lines
+    assert last.result({60}) is None  # the log ends elsewhere
+    last.feed_end([(58, "step 1"), (59, LINE), (60, "")])
+    result = last.result({58, 59, 60})
+    assert result is not None and result.hits[0].line_no == 59
+    assert len(result.hits) == SignatureMatcher.MAX_HITS + 1  # its 20, and the last one

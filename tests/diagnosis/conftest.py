@@ -19,8 +19,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 FIXTURE_RULES = HERE / "rules"
 SHIPPED_RULES = ROOT / "rules"
-DEV_CORPUS = ROOT.parent / "shared" / "corpus" / "dev"
-H200_FIXTURES = ROOT.parent / "shared" / "fixtures" / "h200-x2"
+DEV_CORPUS = ROOT / "tests" / "shared" / "corpus" / "dev"
+H200_FIXTURES = ROOT / "tests" / "shared" / "fixtures" / "h200-x2"
 DATA_CORPUS = ROOT / "tests" / "data"
 HELDOUT = ROOT / "tests" / "heldout"
 

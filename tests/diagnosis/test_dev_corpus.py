@@ -1,4 +1,4 @@
-"""The shipped rules on the real logs captured for development (../shared/corpus/dev):
+"""The shipped rules on the real logs captured for development (tests/shared/corpus/dev, a copy of ../shared/corpus/dev):
 every failure log has its labelled cause ranked first, the healthy log gives none."""
 
 from __future__ import annotations

@@ -385,7 +385,7 @@ def test_zero_throughput_after_a_too_long_warmup_is_a_benchmark_misconfiguration
 
 def _healthy_logs() -> list[Path]:
     found = list((TESTS / "data" / "logs").glob("*healthy*.log"))
-    for corpus in (TESTS / "heldout", TESTS.parents[1] / "shared" / "corpus" / "dev"):
+    for corpus in (TESTS / "heldout", TESTS / "shared" / "corpus" / "dev"):
         labels = corpus / "labels.csv"
         if labels.is_file():
             with labels.open(newline="", encoding="utf-8") as fh:

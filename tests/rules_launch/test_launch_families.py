@@ -23,7 +23,7 @@ from kb.paths import rules_dir
 
 TESTS = Path(__file__).parent.parent
 CHECK_BUILD = TESTS / "data" / "logs" / "healthy-horovod-3051-check-build-nccl.log"
-SHARED_DEV = Path("/work/shared/corpus/dev")
+SHARED_DEV = Path(__file__).resolve().parents[1] / "shared" / "corpus" / "dev"
 LAUNCH_CAUSES = {
     "ssh-passwordless-missing",
     "ssh-port-unreachable",

@@ -1,6 +1,6 @@
 """The NCCL/IB/GPU checks read real command outputs the way a person would.
 
-Each fixture in `../shared/fixtures/h200-x2/` is the recorded output of a command on a
+Each fixture in `tests/shared/fixtures/h200-x2/` is the recorded output of a command on a
 2xH200 host (NVLink NV18, no InfiniBand, a large /dev/shm, memlock unlimited); the
 checks of the NCCL, IB and GPU rules must reach the verdict that host deserves. Where
 no fixture matches a check's exact command, the command runs on this machine and the
@@ -25,7 +25,7 @@ from kb.knowledge import KnowledgeBase
 from kb.paths import rules_dir
 from kb.schema.models import Check
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "h200-x2"
+FIXTURES = Path(__file__).resolve().parents[1] / "shared" / "fixtures" / "h200-x2"
 
 
 @cache
@@ -45,10 +45,6 @@ def recorded(name: str) -> tuple[str, int]:
     return "\n".join(lines[1:-1]), status
 
 
-needs_fixtures = pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures not present")
-
-
-@needs_fixtures
 def test_an_nvlink_topology_is_not_reported_as_slow() -> None:
     out, status = recorded("topo.txt")
     outcome = evaluate(check("gpu-topology-matrix"), out, status)
@@ -56,14 +52,12 @@ def test_an_nvlink_topology_is_not_reported_as_slow() -> None:
     assert outcome.params["gpu0_links"].split() == ["X", "NV18"]
 
 
-@needs_fixtures
 def test_a_pcie_only_topology_across_sockets_is_reported_as_slow() -> None:
     out, status = recorded("topo.txt")
     pcie = out.replace("NV18", "SYS")  # the same machine as if the GPUs met through QPI/UPI
     assert evaluate(check("gpu-topology-matrix"), pcie, status).status == "fail"
 
 
-@needs_fixtures
 def test_peer_to_peer_reported_ok_between_the_h200s_passes() -> None:
     out, status = recorded("nvidia-smi-topo-p2p.txt")
     assert evaluate(check("gpu-p2p-status"), out, status).status == "pass"
@@ -71,7 +65,6 @@ def test_peer_to_peer_reported_ok_between_the_h200s_passes() -> None:
     assert evaluate(check("gpu-p2p-status"), unsupported, status).status == "fail"
 
 
-@needs_fixtures
 def test_active_nvlinks_are_not_reported_down() -> None:
     out, status = recorded("nvlink.txt")
     assert evaluate(check("nvlink-inactive"), out, status).status == "pass"
@@ -79,7 +72,6 @@ def test_active_nvlinks_are_not_reported_down() -> None:
     assert evaluate(check("nvlink-inactive"), down, status).status == "fail"
 
 
-@needs_fixtures
 def test_the_system_nccl_library_and_its_version_are_found() -> None:
     out, _ = recorded("nccl-libs.txt")
     outcome = evaluate(check("nccl-library-present"), out, 0)
@@ -92,7 +84,6 @@ def test_no_system_nccl_library_is_a_problem() -> None:
     assert evaluate(check("nccl-library-present"), "", 1).status == "fail"
 
 
-@needs_fixtures
 def test_a_host_without_infiniband_fails_the_device_checks_or_marks_them_unavailable() -> None:
     out, status = recorded("ib.txt")
     # /dev/infiniband holds only rdma_cm: no uverbs device for NCCL to open
@@ -101,7 +92,6 @@ def test_a_host_without_infiniband_fails_the_device_checks_or_marks_them_unavail
     assert evaluate(check("ib-hca-list"), missing_tool, 127).status == "unavailable"
 
 
-@needs_fixtures
 def test_the_environment_of_the_h200_host_sets_no_transport_override() -> None:
     out, status = recorded("env-nccl.txt")
     assert "NCCL_NVLS_ENABLE=0" in out
@@ -113,7 +103,6 @@ def test_the_environment_of_the_h200_host_sets_no_transport_override() -> None:
     assert evaluate(check("nccl-ib-overrides"), forced, status).status == "fail"
 
 
-@needs_fixtures
 def test_a_named_host_is_not_a_default_hostname() -> None:
     out, status = recorded("hostname.txt")
     outcome = evaluate(check("hostname-not-default"), out, status)
@@ -122,7 +111,6 @@ def test_a_named_host_is_not_a_default_hostname() -> None:
     assert evaluate(check("hostname-not-default"), "localhost\nlocalhost\n", 0).status == "fail"
 
 
-@needs_fixtures
 def test_gpus_without_fabric_state_are_not_reported_as_a_fabric_failure() -> None:
     out, status = recorded("smi-q.txt")
     assert evaluate(check("fabric-manager-state"), out, status).status == "pass"
@@ -158,7 +146,6 @@ def test_the_memlock_verdict_agrees_with_getrlimit() -> None:
     assert outcome.status == ("pass" if soft == resource.RLIM_INFINITY else "fail")
 
 
-@needs_fixtures
 def test_the_recorded_unlimited_memlock_passes() -> None:
     out, _ = recorded("ulimit.txt")
     line = next(x for x in out.splitlines() if "max locked memory" in x)

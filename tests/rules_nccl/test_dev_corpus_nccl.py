@@ -1,6 +1,6 @@
 """Real H200 logs give the NCCL causes they were captured for, and healthy runs none.
 
-Two corpora: the shared dev corpus (`../shared/corpus/dev`) and the NCCL cases captured
+Two corpora: the shared dev corpus (`tests/shared/corpus/dev`) and the NCCL cases captured
 for these rules by `capture_h200_nccl_logs.sh` (`logs/`, labelled in `logs/labels.csv`).
 They go through `dlperf-help diagnose --json`, the contract the corpus scorer uses, so
 they hold whichever diagnosis engine is behind it.
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-SHARED_DEV = HERE.parents[2] / "shared" / "corpus" / "dev"
+SHARED_DEV = HERE.parent / "shared" / "corpus" / "dev"
 OWN = HERE / "logs"
 NCCL_LABELS = {
     "none",
@@ -65,7 +65,6 @@ def test_each_labelled_log_gives_its_cause_first_or_none_when_healthy(log: Path,
         assert ids and ids[0] == want
 
 
-@pytest.mark.skipif(not SHARED_DEV.is_dir(), reason="shared dev corpus not present")
 def test_the_healthy_all_reduce_log_only_notes_the_socket_fallback() -> None:
     result = diagnose(SHARED_DEV / "h200-nccl-allreduce-healthy.log")
     notes = [n["id"] for n in result.get("notes", [])]  # type: ignore[union-attr]
@@ -73,7 +72,6 @@ def test_the_healthy_all_reduce_log_only_notes_the_socket_fallback() -> None:
     assert any(n.startswith("nccl-ib-missing/") for n in notes)
 
 
-@pytest.mark.skipif(not SHARED_DEV.is_dir(), reason="shared dev corpus not present")
 @pytest.mark.parametrize(
     ("log", "param", "value"),
     [

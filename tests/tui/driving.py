@@ -25,9 +25,19 @@ async def until(pilot: Pilot[object], ready: Callable[[], bool], timeout: float 
         await pilot.pause(0.05)
 
 
+def _packed(text: str) -> str:
+    return "".join(text.split())
+
+
+def on_screen(screen: str, text: str) -> bool:
+    """Whether `screen` shows `text`, as is or folded over lines (a long path folds
+    wherever the checkout's own path length puts it, even inside a word)."""
+    return text in screen or _packed(text) in _packed(screen)
+
+
 async def shows(pilot: Pilot[object], *texts: str, timeout: float = 10.0) -> str:
     """Wait until the screen shows every one of `texts` (widgets draw asynchronously)."""
-    await until(pilot, lambda: all(t in screen_text(pilot.app) for t in texts), timeout)
+    await until(pilot, lambda: all(on_screen(screen_text(pilot.app), t) for t in texts), timeout)
     return screen_text(pilot.app)
 
 

@@ -22,6 +22,11 @@ a join, or in decoded text), so that one message never counts twice.
   the first one, `USUAL_WIDTHS`), the next line continues the text (same
   indentation, not a new log record, a stack frame, a table row, a prompt or a
   fence). Joined with a space.
+- **Cut mid-sentence** (the same bytes): a line of text broken where a sentence goes on,
+  at any width from `MIN_WIDTH` (a message quoted inside a paragraph of prose: `...
+  killed by signal: Bus` / `error. It is possible that ...`): the line ends in a letter
+  and the next, not a new record, starts with a lower-case word. Joined with a space;
+  a run that overlaps a word-boundary run is one message with it.
 - **URL-encoded** (the first `UNWRAP_BYTES`): a line with two or more `%XX` escapes is
   decoded (`%0A` starts a new logical line); evidence shows the line as the log has it.
 
@@ -110,8 +115,21 @@ def logical_lines(first: int, lines: list[str]) -> list[Logical]:
         if budget > WORD_WRAP_BYTES:
             upto = i
             break
-    words = _cut_at_words(first, lines[:upto], covered)
+    runs = _cut_at_words(lines[:upto], covered) + _cut_mid_sentence(lines[:upto], covered)
+    words = [_joined(first, lines, i, j, " ") for i, j in _merged(runs)]
     return mid + words + _decoded(first, lines)
+
+
+def _merged(runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Runs of lines (first, last) that share a line, as one run: a paragraph re-flowed
+    at a width and a sentence broken inside it are one message."""
+    out: list[tuple[int, int]] = []
+    for i, j in sorted(runs):
+        if out and i <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], j))
+        else:
+            out.append((i, j))
+    return out
 
 
 # ---------------------------------------------------------------- cut mid-word
@@ -187,8 +205,8 @@ def _first_word(line: str) -> str:
     return body if end < 0 else body[:end]
 
 
-def _cut_at_words(first: int, lines: list[str], covered: set[int]) -> list[Logical]:
-    out: list[Logical] = []
+def _cut_at_words(lines: list[str], covered: set[int]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
     n = len(lines)
     # each line's verdicts once: a run is tried again from each of its lines
     may = [_may_continue(line) for line in lines]
@@ -219,10 +237,47 @@ def _cut_at_words(first: int, lines: list[str], covered: set[int]) -> list[Logic
         while k < j and size[k] + 1 + len(_first_word(lines[k + 1])) > width:
             k += 1
         if k > i:
-            out.append(_joined(first, lines, i, k, " "))
+            out.append((i, k))
             i = k + 1
         else:
             i += 1
+    return out
+
+
+# ---------------------------------------------------------------- cut mid-sentence
+
+_ENDS_IN_WORD = re.compile(r"[A-Za-z]{2,}$")
+_GOES_ON = re.compile(r"[a-z][a-z']*(?:[\s.,;:)]|$)")
+
+
+def _goes_on(line: str, nxt: str) -> bool:
+    """Whether `nxt` is the rest of a sentence that `line` broke off."""
+    body = line.rstrip()
+    return (
+        len(body) >= MIN_WIDTH  # a shorter line is a record of its own, not a broken one
+        and " " in body.strip()
+        and _ENDS_IN_WORD.search(body) is not None
+        and _GOES_ON.match(nxt.strip()) is not None
+        and _continues(line, nxt)
+    )
+
+
+def _cut_mid_sentence(lines: list[str], covered: set[int]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    i, n = 0, len(lines)
+    while i < n - 1:
+        j = i
+        while (
+            j < n - 1
+            and j - i < WORD_RUN_LINES - 1
+            and j not in covered
+            and j + 1 not in covered
+            and _goes_on(lines[j], lines[j + 1])
+        ):
+            j += 1
+        if j > i:
+            out.append((i, j))
+        i = j + 1
     return out
 
 

@@ -238,6 +238,22 @@ def test_data_time_close_to_step_time_is_an_input_bottleneck(rules) -> None:
     assert diag.causes[0].params["data_share"] == "80%"
 
 
+@pytest.mark.parametrize(("data", "found"), [(0.35, True), (0.02, False)])
+def test_data_time_printed_beside_the_update_time_is_part_of_the_step(
+    rules, data: float, found: bool
+) -> None:
+    # LeRobot's form: the update (forward, backward, optimizer) and the data wait apart
+    lines = [
+        f"INFO 2025-07-11 08:20:{i:02d} ts/train.py:232 step:{i} smpl:{64 * i} ep:2 "
+        f"loss:1.05 grdn:4.4 lr:1.8e-06 updt_s:0.300 data_s:{data:.3f}"
+        for i in range(10, 20)
+    ]
+    diag = diagnose_text(rules, "\n".join(lines))
+    assert [c.id for c in diag.causes] == (["input-pipeline-bottleneck"] if found else [])
+    if found:
+        assert diag.causes[0].params["data_share"] == "54%"
+
+
 def test_small_data_time_is_fine(rules) -> None:
     lines = [
         f"Epoch: [0][{i}/100]\tTime  0.512 ( 0.530)\tData  0.012 ( 0.020)\tLoss 6.9"

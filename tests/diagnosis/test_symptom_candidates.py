@@ -91,6 +91,9 @@ def test_the_kind_of_nccl_error_points_at_different_causes(rules) -> None:
         "fail to new train...e= NCCL error in: ProcessGroupNCCL.cpp:272, unhanled system error",
         "> [rank3]: torch.distributed.DistBackendError: NCCL error in: x.cpp:1, "
         "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1",
+        # RCCL (NCCL on AMD GPUs) returns the same codes, here through Paddle
+        "Rccl error, unhandled system error",
+        "RuntimeError: RCCL error in: ProcessGroupNCCL.cpp:1169, unhandled system error",
     ],
 )
 def test_every_wording_of_an_nccl_system_error_is_the_symptom(rules, line: str) -> None:

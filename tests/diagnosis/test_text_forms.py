@@ -1,4 +1,5 @@
-"""Messages in another form than one plain line: re-flowed at a word boundary, URL-encoded,
+"""Messages in another form than one plain line: re-flowed at a word boundary, broken
+inside a sentence of prose, URL-encoded,
 quoted in prose; and optional-plugin probes that are never evidence.
 
 Each form is tested on the real log it came from (tests/heldout2) with the fixture rules,
@@ -112,6 +113,46 @@ def test_a_match_inside_one_physical_line_is_not_counted_again(rules) -> None:
 )
 def test_frames_tables_and_records_are_not_joined(lines: list[str]) -> None:
     assert logical_lines(1, lines) == []
+
+
+# a message quoted inside a paragraph, broken where the author's editor broke the
+# sentence: the first line is far wider than any wrap width (pytorch/pytorch#5040 form)
+QUOTED_PROSE = (
+    "I run the training in a docker container and after a few iterations it stops with "
+    "the following message, every time at the same place in the first epoch of the run:"
+    ' "RuntimeError: DataLoader worker (pid 47) is killed by signal: Bus\n'
+    "error. It is possible that dataloader's workers are out of shared\n"
+    'memory. Please try to raise your shared memory limit." What should I change?\n'
+)
+
+
+def test_a_sentence_broken_inside_prose_is_joined_at_any_width() -> None:
+    joined = [m for m in logical_lines(1, QUOTED_PROSE.splitlines()) if " " in m.text[-40:]]
+    assert any(
+        "killed by signal: Bus error. It is possible" in m.text
+        and "out of shared memory. Please" in m.text
+        and (m.line_no, m.last) == (1, 3)
+        for m in joined
+    )
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [  # wider than any wrap width, and the next line starts a new sentence
+            "The job was started on both nodes with the usual arguments " * 5 + "and then it",
+            "Stopped after the first iteration without any error on the console.",
+        ],
+        [  # the line ends on a value, not inside a sentence
+            "step 1200/5000 loss 0.4312 lr 0.000100 throughput 2351.2 samples/sec 0.54",
+            "step 1300/5000 loss 0.4301 lr 0.000100 throughput 2349.8 samples/sec 0.54",
+        ],
+    ],
+)
+def test_lines_that_do_not_break_a_sentence_are_not_joined(lines: list[str]) -> None:
+    # (a cut inside a word, joined with nothing, is another form: not judged here)
+    spaced = [m for m in logical_lines(1, lines) for j in m.joins if m.text[j - 1] == " "]
+    assert spaced == []
 
 
 def test_word_wraps_are_looked_for_only_in_the_first_megabyte() -> None:

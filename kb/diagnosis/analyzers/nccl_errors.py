@@ -3,7 +3,8 @@
 However a framework words it (`NCCL error in: ProcessGroupNCCL.cpp:825, unhandled
 system error`, `NCCL Error 2: unhandled system error`, nccl-tests' `Test NCCL failure
 common.cu:777 'unhandled system error'`, `ncclSystemError: System call (socket,
-malloc, munmap, etc) failed.`, old PyTorch's `unhanled system error`), a returned
+malloc, munmap, etc) failed.`, old PyTorch's `unhanled system error`, RCCL's `Rccl error,
+unhandled system error` on AMD GPUs), a returned
 ncclResult_t means NCCL failed: the symptom `nccl-init-fails` is certainly present,
 even when no line says why. Its kind narrows the cause (`kb.diagnosis.candidates`):
 a *system* error is a failed system call (shared memory, sockets, locked memory), a
@@ -36,7 +37,7 @@ _KINDS = (
     ),
 )
 _ANY = re.compile("|".join(f"(?P<{k.replace('-', '_')}>{rx})" for k, rx in _KINDS), re.I)
-_NCCL = re.compile(r"nccl", re.I)
+_NCCL = re.compile(r"[nr]ccl", re.I)  # RCCL, NCCL on AMD GPUs, returns the same codes
 
 
 class NcclErrors(Analyzer):

@@ -3,7 +3,8 @@ the job scale?
 
 - Progress lines that give both a data(-loading) time and a step time (mmcv's
   `time: 0.51, data_time: 0.40`, detectron2's, PyTorch's ImageNet example's
-  `Time 0.512 (0.530) Data 0.412 (0.430)`): when data time is half the step or more
+  `Time 0.512 (0.530) Data 0.412 (0.430)`), or the data time beside the rest of the
+  step (LeRobot's `updt_s:0.302 data_s:0.151`): when data time is half the step or more
   (median, after warm-up) -> input-pipeline-bottleneck.
 - Throughput per GPU count (`1n8g 2458.7`, `8 GPUs: 1200 img/s`, or a table with a GPU
   column and a throughput column): a speedup far below linear is a symptom (low
@@ -18,7 +19,14 @@ from kb.diagnosis.analyzers.base import Analyzer, Facts, Finding, Report, Tap
 from kb.diagnosis.model import Evidence, Note
 
 _NUM = r"(\d+(?:\.\d+)?)\s*(ms|s)?"
-_DATA = re.compile(r"\b[Dd]ata(?:[_ ]?[Tt]ime)?\s*[:=]?\s*" + _NUM + r"(?![\w.])")
+_DATA = re.compile(r"\b[Dd]ata(?:[_ ]?[Tt]ime|_s)?\s*[:=]?\s*" + _NUM + r"(?![\w.])")
+# the time of the rest of a step, where it is printed apart from the data time
+# (LeRobot's `updt_s:0.302 data_s:13.330`): the step is their sum
+_UPDATE = re.compile(
+    r"\b(?:updt|update|compute|fwd_bwd|forward_backward|optim)(?:_s|_time)\s*[:=]\s*"
+    + _NUM
+    + r"(?![\w.])"
+)
 _STEP = re.compile(
     r"\b(?:[Bb]atch[_ ]?|[Ss]tep[_ ]?|[Ii]ter[_ ]?)?[Tt]ime\s*[:=]?\s*" + _NUM + r"(?![\w.])"
 )
@@ -46,7 +54,7 @@ def _seconds(value: str, unit: str | None) -> float:
 class Progress(Analyzer):
     name = "progress"
     taps = (
-        Tap("step", r"\b[Dd]ata(?:[_ ]?[Tt]ime)?\s*[:=]?\s*\d", cap=2_000, frequent=True),
+        Tap("step", r"\b[Dd]ata(?:[_ ]?[Tt]ime|_s)?\s*[:=]?\s*\d", cap=2_000, frequent=True),
         # "1n8g" (DLPerf's nodes x GPUs); no optional spaces: they make the automaton slow
         Tap("nngg", r"\b\d{1,3}n\d{1,2}g\b\D{0,40}\d", ignore_case=True, cap=500),
         Tap("gpus", r"\b\d+\s*(?:x\s*)?GPUs?\b.{0,60}/s(?:ec)?\b", ignore_case=True, cap=500),
@@ -104,10 +112,15 @@ class Progress(Analyzer):
         if d is None:
             return
         rest = text[: d.start()] + " " * (d.end() - d.start()) + text[d.end() :]
+        u = _UPDATE.search(rest)
         s = _STEP.search(rest)
-        if s is None:
+        if u is not None:
+            data = _seconds(d[1], d[2])
+            step = data + _seconds(u[1], u[2])
+        elif s is not None:
+            data, step = _seconds(d[1], d[2]), _seconds(s[1], s[2])
+        else:
             return
-        data, step = _seconds(d[1], d[2]), _seconds(s[1], s[2])
         if step <= 0 or data > step * 1.05:
             return  # not the shape we understand (data time is part of the step)
         ev = Evidence(self.file, line_no, text, d.start(), d.end(), "progress/data-time")

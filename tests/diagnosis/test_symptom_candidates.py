@@ -64,6 +64,9 @@ def test_a_bare_nccl_error_lists_the_symptoms_causes_below_likely(rules) -> None
         ),
         # several nodes, no container: the interface
         ("torchrun --nnodes=4 --nproc_per_node=8 train.py", "nccl-wrong-interface"),
+        # a launcher that puts every rank on localhost is one node, in a container or not
+        ("mpirun -np 2 -H localhost:2 /workspace/all_reduce_perf -g 1", "nccl-shm-too-small"),
+        ("mpirun -np 2 -H gpu1:1,gpu2:1 /workspace/all_reduce_perf", "docker-network-mode"),
     ],
 )
 def test_what_the_logs_show_of_the_job_reorders_the_candidates(

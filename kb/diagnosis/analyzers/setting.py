@@ -9,7 +9,8 @@ finish later and for the ranking:
 - `container`: reasons (Docker's bridge addresses 172.17.x.x, /workspace paths, docker,
   nvcr.io images, Kubernetes, Singularity/enroot, the /opt/conda Python of the PyTorch
   and older NGC images; not /opt/conda/conda-bld, the build path inside any conda torch);
-- `multi_node` / `single_node`: reasons (`--nnodes N`, `nNodes N`, a launcher host list);
+- `multi_node` / `single_node`: reasons (`--nnodes N`, `nNodes N`, a launcher host list,
+  `-H localhost:N`);
 - `launcher_hosts`: the hosts an `mpirun -H`/`horovodrun -H`/`--host` line names;
 - `ib_present` / `ib_absent`: reasons (HCAs in use, or NCCL finding none);
 - `ib_expected`: reasons to expect InfiniBand/RoCE whether or not it is used
@@ -57,6 +58,7 @@ _FRAMEWORKS = {
     "mxnet": r"\bmxnet[/.]|\bimport mxnet\b",
     "horovod": r"\bhorovod[/.]|\bhorovodrun\b|\bimport horovod\b",
 }
+_THIS_HOST = {"localhost", "127.0.0.1", "::1"}
 KEEP = 3  # reasons kept per fact
 
 
@@ -112,4 +114,7 @@ class Setting(Analyzer):
             (multi if n > 1 else single).append(f"{ev.file}:{ev.line}: {n} node(s)")
         if len(self.hosts) > 1:
             multi.append(f"the launcher names {len(self.hosts)} hosts")
+        elif self.hosts and self.hosts <= _THIS_HOST:
+            ev = self.host_lines[0]
+            single.append(f"{ev.file}:{ev.line}: the launcher runs every rank on localhost")
         return Report()

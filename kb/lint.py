@@ -393,6 +393,35 @@ def check_fuzzy_anchors(kb: KnowledgeBase) -> Iterator[Issue]:
                         )
 
 
+MIN_LITERAL = 2  # characters of plain text a regex must require (see required_literal)
+
+
+def check_regex_literals(kb: KnowledgeBase) -> Iterator[Issue]:
+    """A regex that requires no plain text makes most lines of a log candidates for the
+    line-by-line matchers: a gigabyte log then takes minutes instead of seconds."""
+    for nid, src in kb.sources.items():
+        node = kb.causes.get(nid) or kb.symptoms.get(nid)
+        if node is None:
+            continue
+        for si, sig in enumerate(node.signatures):
+            for group, matchers in (("matchers", sig.matchers), ("unless", sig.unless)):
+                for mi, m in enumerate(matchers):
+                    if not isinstance(m, RegexMatcher):
+                        continue
+                    n = re2syntax.required_literal(m.pattern)
+                    if n is not None and n < MIN_LITERAL:
+                        yield _issue(
+                            src,
+                            src.line("signatures", si, group, mi, "pattern"),
+                            nid,
+                            "regex-no-literal",
+                            f"regex of signature '{sig.id}' requires no text of its own, so "
+                            "the scanner would hand it most lines of a log",
+                            "require a word of the message (anchors and classes alone do "
+                            "not narrow the search), or fold the line into another matcher",
+                        )
+
+
 def _is_generic(m: object) -> bool:
     if isinstance(m, SubstringMatcher | FuzzyMatcher):
         text = m.text.strip().lower()
@@ -506,6 +535,7 @@ CHECKS: list[Callable[[KnowledgeBase], Iterator[Issue]]] = [
     check_matchers,
     check_signature_features,
     check_fuzzy_anchors,
+    check_regex_literals,
     check_placeholders,
     check_reachability,
     check_completeness,

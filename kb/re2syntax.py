@@ -53,3 +53,39 @@ _HINTS = {
     "(?P": " (backreferences are not RE2)",
     "(?>": " (atomic groups are not RE2)",
 }
+
+
+def required_literal(pattern: str) -> int | None:
+    """The longest run of literal characters every match of `pattern` must contain (a
+    branch counts its weakest alternative), or None when Python's parser cannot read the
+    pattern. The scanner finds candidate lines by such text: a pattern with none (`^\\s*
+    [0-9a-f]{1,4}\\s*$`, anchors dropped) makes most lines of a log candidates."""
+    try:
+        from re import _constants as c  # type: ignore[attr-defined]
+        from re import _parser as sre  # type: ignore[attr-defined]
+    except ImportError:  # Python 3.10
+        import sre_constants as c  # type: ignore[no-redef]
+        import sre_parse as sre  # type: ignore[no-redef]
+    try:
+        parsed = sre.parse(pattern)
+    except Exception:  # RE2-only syntax (\pL, ...): lint's RE2 check judges it
+        return None
+    repeats = (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT))
+
+    def longest(items: object) -> int:
+        best = run = 0
+        for op, av in items:  # type: ignore[attr-defined]
+            if op is c.LITERAL:
+                run += 1
+                best = max(best, run)
+                continue
+            run = 0
+            if op is c.SUBPATTERN:
+                best = max(best, longest(av[-1]))
+            elif op is c.BRANCH:
+                best = max(best, min(longest(b) for b in av[1]))
+            elif op in repeats and av[0] >= 1:
+                best = max(best, longest(av[2]))
+        return best
+
+    return longest(parsed)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from kb import loader, placeholders, re2syntax
@@ -367,11 +368,22 @@ def check_signature_features(kb: KnowledgeBase) -> Iterator[Issue]:
                 )
 
 
-def check_fuzzy_anchors(kb: KnowledgeBase) -> Iterator[Issue]:
-    """A fuzzy text with no anchor word (kb.matching.anchors_of) makes every line of a log
-    a candidate: a gigabyte log then costs a fuzzy comparison per line."""
-    from kb.matching import anchors_of
+@dataclass(frozen=True)
+class _Placed:
+    """One matcher of a signature, with where it stands in its file."""
 
+    node: str
+    src: Source
+    sig: Signature
+    at: tuple[str | int, ...]  # the matcher's path in its file
+    matcher: object
+
+    def line(self, key: str) -> int:
+        return self.src.line(*self.at, key)
+
+
+def _every_matcher(kb: KnowledgeBase) -> Iterator[_Placed]:
+    """Every matcher and veto of every signature, of causes and symptoms alike."""
     for nid, src in kb.sources.items():
         node = kb.causes.get(nid) or kb.symptoms.get(nid)
         if node is None:
@@ -379,18 +391,27 @@ def check_fuzzy_anchors(kb: KnowledgeBase) -> Iterator[Issue]:
         for si, sig in enumerate(node.signatures):
             for group, matchers in (("matchers", sig.matchers), ("unless", sig.unless)):
                 for mi, m in enumerate(matchers):
-                    if isinstance(m, FuzzyMatcher) and not anchors_of(m.text):
-                        yield _issue(
-                            src,
-                            src.line("signatures", si, group, mi, "text"),
-                            nid,
-                            "fuzzy-no-anchor",
-                            f"fuzzy text of signature '{sig.id}' has no anchor word, so "
-                            "every line of a log would be compared with it",
-                            "include a distinctive word of 4+ letters (numbers, paths "
-                            "and addresses are masked), or use a regex",
-                            severity="warning",
-                        )
+                    yield _Placed(nid, src, sig, ("signatures", si, group, mi), m)
+
+
+def check_fuzzy_anchors(kb: KnowledgeBase) -> Iterator[Issue]:
+    """A fuzzy text with no anchor word (kb.matching.anchors_of) makes every line of a log
+    a candidate: a gigabyte log then costs a fuzzy comparison per line."""
+    from kb.matching import anchors_of
+
+    for p in _every_matcher(kb):
+        if isinstance(p.matcher, FuzzyMatcher) and not anchors_of(p.matcher.text):
+            yield _issue(
+                p.src,
+                p.line("text"),
+                p.node,
+                "fuzzy-no-anchor",
+                f"fuzzy text of signature '{p.sig.id}' has no anchor word, so "
+                "every line of a log would be compared with it",
+                "include a distinctive word of 4+ letters (numbers, paths "
+                "and addresses are masked), or use a regex",
+                severity="warning",
+            )
 
 
 MIN_LITERAL = 2  # characters of plain text a regex must require (see required_literal)
@@ -399,27 +420,21 @@ MIN_LITERAL = 2  # characters of plain text a regex must require (see required_l
 def check_regex_literals(kb: KnowledgeBase) -> Iterator[Issue]:
     """A regex that requires no plain text makes most lines of a log candidates for the
     line-by-line matchers: a gigabyte log then takes minutes instead of seconds."""
-    for nid, src in kb.sources.items():
-        node = kb.causes.get(nid) or kb.symptoms.get(nid)
-        if node is None:
+    for p in _every_matcher(kb):
+        if not isinstance(p.matcher, RegexMatcher):
             continue
-        for si, sig in enumerate(node.signatures):
-            for group, matchers in (("matchers", sig.matchers), ("unless", sig.unless)):
-                for mi, m in enumerate(matchers):
-                    if not isinstance(m, RegexMatcher):
-                        continue
-                    n = re2syntax.required_literal(m.pattern)
-                    if n is not None and n < MIN_LITERAL:
-                        yield _issue(
-                            src,
-                            src.line("signatures", si, group, mi, "pattern"),
-                            nid,
-                            "regex-no-literal",
-                            f"regex of signature '{sig.id}' requires no text of its own, so "
-                            "the scanner would hand it most lines of a log",
-                            "require a word of the message (anchors and classes alone do "
-                            "not narrow the search), or fold the line into another matcher",
-                        )
+        n = re2syntax.required_literal(p.matcher.pattern)
+        if n is not None and n < MIN_LITERAL:
+            yield _issue(
+                p.src,
+                p.line("pattern"),
+                p.node,
+                "regex-no-literal",
+                f"regex of signature '{p.sig.id}' requires no text of its own, so "
+                "the scanner would hand it most lines of a log",
+                "require a word of the message (anchors and classes alone do "
+                "not narrow the search), or fold the line into another matcher",
+            )
 
 
 def _is_generic(m: object) -> bool:

@@ -11,15 +11,13 @@ command form, in the rule files.
 from __future__ import annotations
 
 import subprocess
-from functools import cache
 from pathlib import Path
 
 import pytest
 
-from kb import loader
-from kb.knowledge import KnowledgeBase
 from kb.paths import rules_dir
 from kb.placeholders import fill_command, names_in
+from tests.shipped_rules import knowledge
 
 AREAS = ("ssh", "mpi", "docker", "horovod")
 FIXES = [
@@ -37,12 +35,6 @@ FIXES = [
     "horovod-reinstall-with-nccl",
     "horovod-fix-gpu-op-vars",
 ]
-
-
-@cache
-def knowledge() -> KnowledgeBase:
-    kb, _ = loader.load(rules_dir())
-    return kb
 
 
 def _templates() -> list[tuple[str, str]]:

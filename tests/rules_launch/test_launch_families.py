@@ -11,15 +11,11 @@ the held-out and shared corpora free of launch causes.
 from __future__ import annotations
 
 import csv
-from functools import cache
 from pathlib import Path
 
 import pytest
 
-from kb import loader
-from kb.diagnosis.engine import diagnose_text
-from kb.knowledge import KnowledgeBase
-from kb.paths import rules_dir
+from tests.shipped_rules import ranked
 
 TESTS = Path(__file__).parent.parent
 CHECK_BUILD = TESTS / "data" / "logs" / "healthy-horovod-3051-check-build-nccl.log"
@@ -32,16 +28,6 @@ LAUNCH_CAUSES = {
     "mpi-build-deps",
     "horovod-built-without-nccl",
 }
-
-
-@cache
-def knowledge() -> KnowledgeBase:
-    kb, _ = loader.load(rules_dir())
-    return kb
-
-
-def ranked(text: str) -> list[str]:
-    return [c.id for c in diagnose_text(knowledge(), text).causes]
 
 
 def check_build() -> str:

@@ -9,15 +9,12 @@ rules stay silent on the healthy logs of the shared test data.
 from __future__ import annotations
 
 import csv
-from functools import cache
 from pathlib import Path
 
 import pytest
 
-from kb import loader
 from kb.diagnosis.engine import diagnose_text
-from kb.knowledge import KnowledgeBase
-from kb.paths import rules_dir
+from tests.shipped_rules import knowledge
 
 HERE = Path(__file__).parent
 LOGS = HERE / "logs"
@@ -30,12 +27,6 @@ LAUNCH_CAUSES = {
     "mpi-build-deps",
     "horovod-built-without-nccl",
 }
-
-
-@cache
-def knowledge() -> KnowledgeBase:
-    kb, _ = loader.load(rules_dir())
-    return kb
 
 
 def _labelled(folder: Path, logs: Path) -> list[tuple[str, str]]:

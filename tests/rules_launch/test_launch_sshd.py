@@ -24,10 +24,10 @@ import pytest
 from kb import loader
 from kb.checkeval import evaluate
 from kb.diagnosis.engine import diagnose_text
-from kb.knowledge import KnowledgeBase
 from kb.paths import rules_dir
 from kb.placeholders import fill_command
 from kb.schema.models import Check
+from tests.shipped_rules import knowledge
 
 pytestmark = pytest.mark.ssh
 
@@ -160,12 +160,6 @@ def test_remote_path_check_fails_when_open_mpi_is_only_on_the_interactive_path(n
 
 def _ranked(text: str) -> list[str]:
     return [c.id for c in diagnose_text(knowledge(), text).causes]
-
-
-@cache
-def knowledge() -> KnowledgeBase:
-    kb, _ = loader.load(rules_dir())
-    return kb
 
 
 def _ssh_debug(node: Node, *extra: str) -> str:

@@ -11,25 +11,9 @@ healthy look-alikes next to it stay clean.
 
 from __future__ import annotations
 
-from functools import cache
-
 import pytest
 
-from kb import loader
-from kb.diagnosis.engine import diagnose_text
-from kb.knowledge import KnowledgeBase
-from kb.paths import rules_dir
-
-
-@cache
-def knowledge() -> KnowledgeBase:
-    kb, _ = loader.load(rules_dir())
-    return kb
-
-
-def ranked(text: str) -> list[str]:
-    return [c.id for c in diagnose_text(knowledge(), text).causes]
-
+from tests.shipped_rules import ranked
 
 # ---------------------------------------------------------------- a port already taken
 

@@ -14,35 +14,15 @@ next to it stays clean.
 
 from __future__ import annotations
 
-from functools import cache
-
 import pytest
 
-from kb import loader
-from kb.diagnosis.engine import diagnose_text
-from kb.knowledge import KnowledgeBase
-from kb.paths import rules_dir
+from tests.shipped_rules import fired, ranked
 
 ORTE_BLOCK = (
     "--------------------------------------------------------------------------\n"
     "ORTE was unable to reliably start one or more daemons.\n"
     "This usually is caused by:\n"
 )
-
-
-@cache
-def knowledge() -> KnowledgeBase:
-    kb, _ = loader.load(rules_dir())
-    return kb
-
-
-def ranked(text: str) -> list[str]:
-    return [c.id for c in diagnose_text(knowledge(), text).causes]
-
-
-def fired(text: str) -> list[str]:
-    """The causes a rule fired for (not those listed only as a failure's likely causes)."""
-    return [c.id for c in diagnose_text(knowledge(), text).causes if c.basis != "symptom"]
 
 
 # ---------------------------------------------------------------- mpirun daemons not started

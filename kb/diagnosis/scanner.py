@@ -17,6 +17,7 @@ confirms each one. The compiled hyperscan database is cached on disk by its patt
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import hashlib
 from collections.abc import Callable, Sequence
@@ -40,8 +41,15 @@ class Pattern:
 
     @property
     def hs_ok(self) -> bool:
+        return self.regex.isascii() and self.utf8_ok
+
+    @property
+    def utf8_ok(self) -> bool:
+        """Hyperscan matches it as RE2 does when it reads the text as UTF-8 (`\\w`, `\\b`
+        and `\\s` stay ASCII in both); a non-ASCII pattern is scanned that way only in
+        blocks that are valid UTF-8."""
         r = self.regex
-        return r.isascii() and "\\p" not in r and "\\P" not in r and "(?U" not in r
+        return "\\p" not in r and "\\P" not in r and "(?U" not in r
 
 
 def literal(text: str) -> str:
@@ -90,24 +98,35 @@ class Scanner:
             self.hs_lazy, lazy_ids = _hyperscan_db(self.patterns, lazy, approximate)
         self._lazy_ids = lazy_ids
         taken = self._hs_ids = set(hs_ids) | set(lazy_ids)
+        # non-ASCII patterns: hyperscan in UTF-8 mode on valid UTF-8 blocks, RE2 on others
+        self.hs_utf8: Any = None
+        utf8_ids: list[int] = []
+        if use_hyperscan:
+            wide = [i for i, p in enumerate(self.patterns) if i not in taken and p.utf8_ok]
+            self.hs_utf8, utf8_ids = _hyperscan_db(self.patterns, wide, approximate, utf8=True)
         self._line_dbs: dict[int, Any] = {}
-        self._set_ids: list[int] = []
-        self._set = None
-        rest = [i for i in range(len(self.patterns)) if i not in taken]
-        if rest:
-            self._set = re2.Set.SearchSet(_options(False))
-            for i in rest:
-                p = self.patterns[i]
-                flags = b"(?mi)" if p.caseless else b"(?m)"
-                try:
-                    self._set.Add(flags + p.regex.encode())
-                except re2.error:
-                    continue  # lint rejects these; never a candidate
-                self._set_ids.append(i)
-            if self._set_ids:
-                self._set.Compile()
-            else:
-                self._set = None
+        rest = [i for i in range(len(self.patterns)) if i not in taken and i not in utf8_ids]
+        self._set, self._set_ids = self._re2_set(rest)
+        self._utf8_set, self._utf8_set_ids = self._re2_set(utf8_ids)
+
+    def _re2_set(self, ids: list[int]) -> tuple[Any, list[int]]:
+        """An RE2 Set of the patterns `ids`, and the ids it holds in its order."""
+        if not ids:
+            return None, []
+        rset = re2.Set.SearchSet(_options(False))
+        kept: list[int] = []
+        for i in ids:
+            p = self.patterns[i]
+            flags = b"(?mi)" if p.caseless else b"(?m)"
+            try:
+                rset.Add(flags + p.regex.encode())
+            except re2.error:
+                continue  # lint rejects these; never a candidate
+            kept.append(i)
+        if not kept:
+            return None, []
+        rset.Compile()
+        return rset, kept
 
     def line_rx(self, pid: int) -> re2._Regexp | None:
         """The pattern as a per-line RE2 (`never_nl`): compiled on first use."""
@@ -126,7 +145,8 @@ class Scanner:
     @property
     def engine(self) -> str:
         if self.hs_db is not None:
-            return "hyperscan" + ("+re2" if self._set_ids else "")
+            utf8 = "+utf8" if self.hs_utf8 is not None else ""
+            return "hyperscan" + utf8 + ("+re2" if self._set_ids else "")
         return "re2"
 
     def present(self, data: bytes | memoryview, wanted: Callable[[int], bool] = bool) -> set[int]:
@@ -143,6 +163,11 @@ class Scanner:
             self.hs_db.scan(data, match_event_handler=on_match)
         if self.hs_lazy is not None and any(wanted(i) for i in self._lazy_ids):
             self.hs_lazy.scan(data, match_event_handler=on_match)
+        if self.hs_utf8 is not None:
+            if _valid_utf8(data):
+                self.hs_utf8.scan(data, match_event_handler=on_match)
+            else:
+                found.update(self._utf8_set_ids[i] for i in self._utf8_set.Match(data) or ())
         if self._set is not None:
             found.update(self._set_ids[i] for i in self._set.Match(data) or ())
         return found
@@ -233,17 +258,32 @@ def line_at(data: bytes, start: int) -> bytes:
 # ---------------------------------------------------------------- hyperscan, cached
 
 
+def _valid_utf8(data: bytes | memoryview) -> bool:
+    try:
+        codecs.utf_8_decode(data, "strict", True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _hyperscan_db(
-    patterns: Sequence[Pattern], subset: Sequence[int], approximate: frozenset[int] = frozenset()
+    patterns: Sequence[Pattern],
+    subset: Sequence[int],
+    approximate: frozenset[int] = frozenset(),
+    utf8: bool = False,
 ) -> tuple[Any, list[int]]:
+    """A block-mode database of the patterns of `subset` hyperscan takes (with `utf8`,
+    the non-ASCII ones, read as UTF-8), and their ids; cached on disk."""
     try:
         import hyperscan
     except ImportError:
         return None, []
-    ids = [i for i in subset if patterns[i].hs_ok]
+    ids = [i for i in subset if (patterns[i].utf8_ok if utf8 else patterns[i].hs_ok)]
     if not ids:
         return None, []
     base = hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_MULTILINE
+    if utf8:
+        base |= hyperscan.HS_FLAG_UTF8
     flags = [base | (hyperscan.HS_FLAG_CASELESS if patterns[i].caseless else 0) for i in ids]
     exprs = [patterns[i].regex.encode() for i in ids]
     key = hashlib.blake2b(digest_size=16)

@@ -67,8 +67,28 @@ def test_prefilter_keeps_every_line_a_matcher_fires_on(use_hyperscan: bool) -> N
 
 def test_hyperscan_takes_ascii_patterns_and_leaves_the_rest_to_re2() -> None:
     scanner = Scanner([Pattern("foo"), Pattern("设备"), Pattern(r"\pL+x"), Pattern("(?U)a+")])
-    assert scanner.engine == "hyperscan+re2"
-    assert scanner._hs_ids == {0}
+    assert scanner.engine == "hyperscan+utf8+re2"
+    assert scanner._hs_ids == {0}  # byte mode: ASCII patterns only
+    assert scanner._utf8_set_ids == [1]  # UTF-8 mode, RE2 where a block is not UTF-8
+    assert scanner._set_ids == [2, 3]  # what hyperscan cannot read as RE2 does
+
+
+@pytest.mark.parametrize("broken", [False, True], ids=["utf-8", "invalid-utf-8"])
+def test_a_non_ascii_pattern_finds_its_lines_in_any_block(broken: bool) -> None:
+    # the seed notes' Chinese wording, in a log that may carry a stray Latin-1 byte
+    lines = ["NCCL INFO NET/Socket : Using [0]eth0:10.0.0.2<0>", "容器使用桥接模式，多机无法通信"]
+    data = ("\n".join(lines) + "\n").encode()
+    if broken:
+        data = b"caf\xe9 au lait\n" + data
+    block = Block(data, 0, len(data), 1, len(lines) + broken, len(data))
+    for chars in ("桥接模式", "桥接.式", "[桥]接模式"):  # a literal, a dot, a class
+        scanner = Scanner([Pattern("NET/Socket"), Pattern(chars)])
+        got = {
+            pid: n
+            for n, _start, pids in scanner.candidates(block, lambda _pid: True)
+            for pid in pids
+        }
+        assert got == {0: 1 + broken, 1: 2 + broken}, chars
 
 
 def test_literal_escapes_every_regex_character() -> None:

@@ -120,7 +120,7 @@ def main() -> int:
     env["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="dlperf-help-pycache-")
     if args.rules:
         env["DLPERF_HELP_RULES"] = str(args.rules)
-    argv = [sys.executable, "-m", "kb.cli.main"]
+    argv = [sys.executable, "-m", "dlperf_tui.cli"]
     one_run(argv, env)  # warm the file cache and the bytecode, as a second start would
     runs = [one_run(argv, env) for _ in range(args.runs)]
     wall = [w for w, _ in runs]

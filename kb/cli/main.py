@@ -2,7 +2,8 @@
 
 Subcommands live in their own modules (`kb.cli.<name>`) exposing `HELP`,
 `add_arguments(parser)` and `run(args) -> int`; their heavy imports happen inside
-`run`, so parsing stays fast and Textual is imported only when the TUI opens.
+`run`, so parsing stays fast. The interactive assistant is handed in by its front end
+(`dlperf_tui.cli`, the installed `dlperf-help`) as `open_tui`: the engine never imports it.
 Exit status: 0 nothing wrong, 1 a problem found, 2 the job could not be done.
 """
 
@@ -12,7 +13,8 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from kb import __version__
 from kb.errors import UserError
@@ -48,7 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None, open_tui: Callable[[Path | None], int] | None = None
+) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
         parser = build_parser()
@@ -59,6 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if module is None:
             module = importlib.import_module("kb.cli.tui")
             args = parser.parse_args([*args_list, "tui"])
+        args.open_tui = open_tui
         return int(module.run(args) or 0)
     except UserError as exc:
         _say(str(exc))

@@ -1,4 +1,5 @@
-"""`dlperf-help tui` (and plain `dlperf-help`): open the interactive assistant."""
+"""`dlperf-help tui` (and plain `dlperf-help`): open the interactive assistant that the
+front end handed to `kb.cli.main.main` (the engine itself never imports it)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ def run(args: argparse.Namespace) -> int:
             "the interactive assistant needs a terminal; for scripts use "
             "`dlperf-help diagnose LOG` (see dlperf-help --help)"
         )
-    from dlperf_tui.app import run_app
-
-    return run_app(log=getattr(args, "log", None))
+    open_tui = getattr(args, "open_tui", None)
+    if open_tui is None:  # `python -m kb.cli.main`: the engine alone, without a front end
+        raise UserError("the interactive assistant is not part of the engine; run `dlperf-help`")
+    return int(open_tui(getattr(args, "log", None)))

@@ -20,7 +20,7 @@ def test_the_walk_session_and_runbook_modules_never_import_textual():
 
 def test_without_a_terminal_the_assistant_says_so_in_one_line():
     out = subprocess.run(
-        [sys.executable, "-m", "kb.cli.main", "--rules", str(RULES)],
+        [sys.executable, "-m", "dlperf_tui.cli", "--rules", str(RULES)],
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,
@@ -29,6 +29,29 @@ def test_without_a_terminal_the_assistant_says_so_in_one_line():
     assert out.stdout == ""
     assert out.stderr.count("\n") == 1
     assert out.stderr.startswith("dlperf-help: the interactive assistant needs a terminal")
+
+
+def test_the_engine_alone_has_no_assistant_to_open(monkeypatch, capsys):
+    from kb.cli import main as cli
+
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert cli.main(["--rules", str(RULES)]) == 2
+    assert capsys.readouterr().err == (
+        "dlperf-help: the interactive assistant is not part of the engine; run `dlperf-help`\n"
+    )
+
+
+def test_the_front_end_hands_the_assistant_to_the_engine(monkeypatch, tmp_path):
+    from dlperf_tui import cli
+
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    opened = []
+    monkeypatch.setattr(cli, "open_assistant", lambda log: opened.append(log) or 0)
+    log = tmp_path / "job.log"
+    assert cli.main(["--rules", str(RULES), "tui", str(log)]) == 0
+    assert opened == [log]
 
 
 def test_a_missing_log_is_a_one_line_error_before_the_screen_opens(tmp_path):

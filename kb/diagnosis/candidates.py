@@ -94,31 +94,18 @@ class JobContext:
         traits = TRAITS.get(cause_id, frozenset())
         out: list[tuple[float, str]] = []
 
-        def why(reasons: list[str]) -> str:
-            return reasons[0] if reasons else ""
-
-        if self.container and "container" in traits:
-            out.append((2.5, f"in a container ({why(self.container)})"))
-        if self.multi_node:
-            if "inter-node" in traits:
-                out.append((2.0, f"several nodes ({why(self.multi_node)})"))
-            elif "intra-node" in traits:
-                out.append((0.6, f"several nodes ({why(self.multi_node)})"))
-        if self.single_node:
-            if "intra-node" in traits:
-                out.append((2.0, f"one node ({why(self.single_node)})"))
-            elif "inter-node" in traits:
-                out.append((0.15, f"one node ({why(self.single_node)})"))
-        if self.ib_present:
-            if "ib" in traits:
-                out.append((2.0, f"InfiniBand in use ({why(self.ib_present)})"))
-            elif "no-ib" in traits:
-                out.append((0.5, f"InfiniBand in use ({why(self.ib_present)})"))
-        if self.ib_absent:
-            if "ib" in traits:
-                out.append((0.2, f"no InfiniBand ({why(self.ib_absent)})"))
-            elif "no-ib" in traits:
-                out.append((2.0, f"no InfiniBand ({why(self.ib_absent)})"))
+        # (what the logs show, said as, first trait: its factor, else second trait: its factor)
+        rows = [
+            (self.container, "in a container", "container", 2.5, "", 1.0),
+            (self.multi_node, "several nodes", "inter-node", 2.0, "intra-node", 0.6),
+            (self.single_node, "one node", "intra-node", 2.0, "inter-node", 0.15),
+            (self.ib_present, "InfiniBand in use", "ib", 2.0, "no-ib", 0.5),
+            (self.ib_absent, "no InfiniBand", "ib", 0.2, "no-ib", 2.0),
+        ]
+        for reasons, said, first, by_first, second, by_second in rows:
+            if reasons and (first in traits or second in traits):
+                factor = by_first if first in traits else by_second
+                out.append((factor, f"{said} ({reasons[0]})"))
         if self.nccl_error:
             match = f"err-{self.nccl_error}" in traits
             out.append((2.5 if match else 0.6, f"NCCL returned a {self.nccl_error} error"))

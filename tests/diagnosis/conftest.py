@@ -12,6 +12,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,6 +24,24 @@ DEV_CORPUS = ROOT / "tests" / "shared" / "corpus" / "dev"
 H200_FIXTURES = ROOT / "tests" / "shared" / "fixtures" / "h200-x2"
 DATA_CORPUS = ROOT / "tests" / "data"
 HELDOUT = ROOT / "tests" / "heldout"
+
+
+def agreed(rules: Any, text: str | None = None, paths: list[Path] | None = None) -> dict[str, Any]:
+    """The diagnosis of `text` (or of the logs `paths`) as JSON with explanations, after
+    checking that the fast path and the reference path give the same one."""
+    from kb.diagnosis.engine import diagnose_paths, diagnose_text
+
+    def run(fast: bool) -> dict[str, Any]:
+        if text is not None:
+            out = diagnose_text(rules, text, fast=fast).to_json(explain=True)
+        else:
+            out = diagnose_paths(rules, paths or [], fast=fast).to_json(explain=True)
+        out["stats"].pop("seconds")
+        return out
+
+    fast = run(True)
+    assert fast == run(False)
+    return fast
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -9,15 +9,13 @@ the reference paths agree on all of it.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from kb.diagnosis.decorations import content_start
-from kb.diagnosis.engine import diagnose_paths, diagnose_text
+from kb.diagnosis.engine import diagnose_paths
 from kb.diagnosis.unwrap import logical_lines
 
-from .conftest import HELDOUT
+from .conftest import HELDOUT, agreed
 
 ORTE = "ORTE was unable to reliably start one or more daemons."
 PREFIXES = [
@@ -35,17 +33,9 @@ PREFIXES = [
 ]
 
 
-def _same(rules: Any, text: str) -> dict[str, Any]:
-    fast = diagnose_text(rules, text).to_json(explain=True)
-    ref = diagnose_text(rules, text, fast=False).to_json(explain=True)
-    fast["stats"].pop("seconds"), ref["stats"].pop("seconds")
-    assert fast == ref
-    return fast
-
-
 @pytest.mark.parametrize("prefix", PREFIXES)
 def test_an_anchored_rule_fires_past_quoting_and_launcher_prefixes(rules, prefix: str) -> None:
-    out = _same(rules, "starting\n" + prefix + ORTE + "\n")
+    out = agreed(rules, "starting\n" + prefix + ORTE + "\n")
     cause = out["causes"][0]
     assert cause["id"] == "mpi-launch-failure"
     assert cause["evidence"][0] == {"file": "pasted", "line": 2, "text": prefix + ORTE}
@@ -54,7 +44,7 @@ def test_an_anchored_rule_fires_past_quoting_and_launcher_prefixes(rules, prefix
 
 
 def test_an_anchor_still_means_the_start_of_the_message(rules) -> None:
-    assert _same(rules, "mpirun said: " + ORTE + "\n")["causes"] == []
+    assert agreed(rules, "mpirun said: " + ORTE + "\n")["causes"] == []
 
 
 def test_quoted_command_output_reaches_the_analyzers(rules) -> None:
@@ -65,7 +55,7 @@ def test_quoted_command_output_reaches_the_analyzers(rules) -> None:
         "GPU2\tSYS\tSYS\t X \tPIX\t12-23",
         "GPU3\tSYS\tSYS\tPIX\t X \t12-23",
     ]
-    out = _same(rules, "\n".join("> " + line for line in topo) + "\n")
+    out = agreed(rules, "\n".join("> " + line for line in topo) + "\n")
     assert [c["id"] for c in out["causes"]] == ["gpu-topology-slow"]
     assert out["causes"][0]["params"]["link"] == "SYS"
 
@@ -90,7 +80,7 @@ def test_a_line_matched_alone_and_inside_a_wrapped_message_counts_once(rules) ->
     wrapped = [text[i : i + width] for i in range(0, len(text), width)]
     orte_alone = ORTE.ljust(width, "y")[:width]
     lines = ["head", orte_alone, *wrapped, "tail"]
-    out = _same(rules, "\n".join(lines) + "\n")
+    out = agreed(rules, "\n".join(lines) + "\n")
     lines_hit = [e["line"] for c in out["causes"] for e in c["evidence"]]
     assert lines_hit == sorted(set(lines_hit))
 

@@ -14,31 +14,14 @@ from typing import Any
 
 import pytest
 
-from kb.diagnosis.engine import diagnose_paths, diagnose_text
+from kb.diagnosis.engine import diagnose_text
 from kb.diagnosis.unwrap import WORD_WRAP_BYTES, logical_lines
 from kb.matching import run_signatures
 from kb.schema.models import Signature
 
-from .conftest import ROOT
+from .conftest import ROOT, agreed
 
 HELDOUT2 = ROOT / "tests" / "heldout2"
-
-
-def _both(rules: Any, text: str) -> dict[str, Any]:
-    fast = diagnose_text(rules, text).to_json(explain=True)
-    ref = diagnose_text(rules, text, fast=False).to_json(explain=True)
-    fast["stats"].pop("seconds"), ref["stats"].pop("seconds")
-    assert fast == ref
-    return fast
-
-
-def _file_both(rules: Any, name: str) -> dict[str, Any]:
-    path = HELDOUT2 / name
-    fast = diagnose_paths(rules, [path]).to_json(explain=True)
-    ref = diagnose_paths(rules, [path], fast=False).to_json(explain=True)
-    fast["stats"].pop("seconds"), ref["stats"].pop("seconds")
-    assert fast == ref
-    return fast
 
 
 def _marked(rules: Any, text: str, cid: str) -> list[str]:
@@ -58,7 +41,7 @@ def _cause(out: dict[str, Any], cid: str) -> dict[str, Any]:
 
 def test_a_message_reflowed_at_a_word_boundary_is_matched_whole(rules) -> None:
     """deepspeedai/DeepSpeed#3916: `(errno: 98 - Address` / `already in use)`."""
-    out = _file_both(rules, "port-deepspeed-3916-srun-29600-wrapped.log")
+    out = agreed(rules, paths=[HELDOUT2 / "port-deepspeed-3916-srun-29600-wrapped.log"])
     cause = out["causes"][0]
     assert cause["id"] == "port-in-use"
     assert cause["params"]["port"] == "29600"
@@ -82,7 +65,7 @@ def test_a_match_inside_one_physical_line_is_not_counted_again(rules) -> None:
         "then it gave up.",
     ]
     assert [(m.line_no, m.last) for m in logical_lines(1, lines)] == [(1, 3)]
-    out = _both(rules, "\n".join(lines) + "\n")
+    out = agreed(rules, "\n".join(lines) + "\n")
     assert [e["line"] for e in _cause(out, "port-in-use")["evidence"]] == [2]
 
 
@@ -168,7 +151,7 @@ def test_word_wraps_are_looked_for_only_in_the_first_megabyte() -> None:
 
 def test_a_url_encoded_line_is_decoded_and_shown_as_the_log_has_it(rules) -> None:
     """turboderp/exllamav2#530: `libtorch_cuda.so:%20undefined%20symbol:%20ncclCommRegister`."""
-    out = _file_both(rules, "ncclmis-exllamav2-530-urlencoded-ncclcommregister.log")
+    out = agreed(rules, paths=[HELDOUT2 / "ncclmis-exllamav2-530-urlencoded-ncclcommregister.log"])
     cause = _cause(out, "nccl-missing-or-mismatch")
     assert cause["params"]["symbol"] == "ncclCommRegister"
     [ev] = cause["evidence"]
@@ -179,7 +162,7 @@ def test_a_url_encoded_line_is_decoded_and_shown_as_the_log_has_it(rules) -> Non
 
 def test_decoding_maps_the_match_back_and_splits_at_encoded_newlines(rules) -> None:
     line = "GET /report?msg=start%0AImportError:%20/x/libtorch_cuda.so:%20undefined%20symbol:%20ncclAlltoAll%0Adone"
-    out = _both(rules, "header\n" + line + "\n")
+    out = agreed(rules, "header\n" + line + "\n")
     [ev] = _cause(out, "nccl-missing-or-mismatch")["evidence"]
     assert ev["line"] == 2 and ev["text"] == line
     assert _marked(rules, "header\n" + line + "\n", "nccl-missing-or-mismatch") == [
@@ -189,7 +172,7 @@ def test_decoding_maps_the_match_back_and_splits_at_encoded_newlines(rules) -> N
 
 def test_a_plain_line_with_the_message_counts_once(rules) -> None:
     plain = "ImportError: /x/libtorch_cuda.so: undefined symbol: ncclCommRegister%20%20"
-    out = _both(rules, plain + "\n")
+    out = agreed(rules, plain + "\n")
     assert len(_cause(out, "nccl-missing-or-mismatch")["evidence"]) == 1
 
 
@@ -208,13 +191,13 @@ def test_one_escape_is_not_an_encoded_line() -> None:
     ],
 )
 def test_an_anchored_rule_fires_on_a_message_quoted_in_prose(rules, line: str) -> None:
-    _both(rules, "intro\n" + line + "\n")
+    agreed(rules, "intro\n" + line + "\n")
     [marked] = _marked(rules, "intro\n" + line + "\n", "nccl-ib-missing")
     assert marked.strip() == "No IB devices found"
 
 
 def test_an_anchored_rule_does_not_fire_on_unquoted_prose(rules) -> None:
-    out = _both(rules, "intro\nIt said No IB devices found, then stopped.\n")
+    out = agreed(rules, "intro\nIt said No IB devices found, then stopped.\n")
     assert "nccl-ib-missing" not in [c["id"] for c in out["causes"]]
 
 
@@ -224,7 +207,7 @@ def test_an_anchored_rule_does_not_fire_on_unquoted_prose(rules) -> None:
 def test_an_optional_plugin_probe_is_never_evidence(rules) -> None:
     """NVIDIA/nccl#1231: the `NET/Plugin ... libnccl-net.so: cannot open shared object
     file` INFO line is printed by healthy runs too."""
-    out = _file_both(rules, "nvls-nccl-1231-cuda-802-system-not-yet-initialized.log")
+    out = agreed(rules, paths=[HELDOUT2 / "nvls-nccl-1231-cuda-802-system-not-yet-initialized.log"])
     for cause in out["causes"]:
         assert all("Plugin" not in e["text"] for e in cause["evidence"]), cause
     assert "shared-library-missing" not in [c["id"] for c in out["causes"]]
@@ -236,8 +219,8 @@ def test_the_same_words_outside_a_probe_are_evidence(rules) -> None:
         "open shared object file: No such file or directory : when loading libnccl-net.so"
     )
     real = "OSError: libnvinfer.so.8: cannot open shared object file: No such file or directory"
-    assert _both(rules, probe + "\n")["causes"] == []
-    out = _both(rules, probe + "\n" + real + "\n")
+    assert agreed(rules, probe + "\n")["causes"] == []
+    out = agreed(rules, probe + "\n" + real + "\n")
     [ev] = _cause(out, "shared-library-missing")["evidence"]
     assert ev["line"] == 2
 

@@ -15,19 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.rules_launch.launch_area import LAUNCH_CAUSES
 from tests.shipped_rules import ranked
 
 TESTS = Path(__file__).parent.parent
 CHECK_BUILD = TESTS / "data" / "logs" / "healthy-horovod-3051-check-build-nccl.log"
 SHARED_DEV = Path(__file__).resolve().parents[1] / "shared" / "corpus" / "dev"
-LAUNCH_CAUSES = {
-    "ssh-passwordless-missing",
-    "ssh-port-unreachable",
-    "docker-network-mode",
-    "mpi-launch-failure",
-    "mpi-build-deps",
-    "horovod-built-without-nccl",
-}
 
 
 def check_build() -> str:

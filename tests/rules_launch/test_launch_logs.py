@@ -14,19 +14,12 @@ from pathlib import Path
 import pytest
 
 from kb.diagnosis.engine import diagnose_text
+from tests.rules_launch.launch_area import LAUNCH_CAUSES
 from tests.shipped_rules import knowledge
 
 HERE = Path(__file__).parent
 LOGS = HERE / "logs"
 REPO_DATA = HERE.parent / "data"
-LAUNCH_CAUSES = {
-    "ssh-passwordless-missing",
-    "ssh-port-unreachable",
-    "docker-network-mode",
-    "mpi-launch-failure",
-    "mpi-build-deps",
-    "horovod-built-without-nccl",
-}
 
 
 def _labelled(folder: Path, logs: Path) -> list[tuple[str, str]]:

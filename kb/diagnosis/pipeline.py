@@ -214,20 +214,7 @@ class Session:
         """Feed the block's candidate lines (those of the `wanted` patterns) onwards."""
         data = block.data
         for line_no, start, pids in self.scanner.candidates(block, wanted):  # type: ignore[union-attr]
-            sigs: dict[int, list[int]] = {}  # signature -> its matchers the line may fire
-            vetoes: set[int] = set()  # signatures whose log vetoes the line may fire
-            taps: list[tuple[int, Tap]] = []
-            for pid in pids:
-                for kind, idx, arg in self.consumers[pid]:
-                    if kind == "t":
-                        taps.append((idx, arg))  # type: ignore[arg-type]
-                    elif not self._needs(kind, idx, arg):
-                        continue
-                    elif kind == "v":
-                        vetoes.add(idx)
-                        sigs.setdefault(idx, [])
-                    else:
-                        sigs.setdefault(idx, []).append(arg)
+            sigs, vetoes, taps = self._route(pids)
             if not sigs and not taps:
                 continue
             text = reader.decode_line(line_at(data, start))
@@ -236,6 +223,28 @@ class Session:
                 self.matcher(si).feed(line_no, text, only=only, log_vetoes=si in vetoes)
             for ai, tap in sorted(taps, key=lambda t: (t[0], t[1].id)):
                 self._tap(ai, tap, line_no, start, text, block)
+
+    def _route(
+        self, pids: Iterable[int]
+    ) -> tuple[dict[int, list[int]], set[int], list[tuple[int, Tap]]]:
+        """Who takes a candidate line, from the patterns it matched: each signature that
+        still wants it (with the matchers it may fire), the signatures whose log vetoes
+        it may fire, and the analyzers' taps."""
+        sigs: dict[int, list[int]] = {}
+        vetoes: set[int] = set()
+        taps: list[tuple[int, Tap]] = []
+        for pid in pids:
+            for kind, idx, arg in self.consumers[pid]:
+                if kind == "t":
+                    taps.append((idx, arg))
+                elif not self._needs(kind, idx, arg):
+                    continue
+                elif kind == "v":
+                    vetoes.add(idx)
+                    sigs.setdefault(idx, [])
+                else:
+                    sigs.setdefault(idx, []).append(arg)
+        return sigs, vetoes, taps
 
     def _flooded(self) -> dict[int, tuple[int, ...]]:
         """Signatures whose line vetoes keep rejecting their lines, with those vetoes
@@ -260,17 +269,7 @@ class Session:
         )
         block = reader.Block(data, 0, len(data), 1, len(messages), 0)
         for index, _start, pids in self.scanner.candidates(block, self.wanted):
-            sigs: dict[int, list[int]] = {}
-            vetoes: set[int] = set()
-            for pid in pids:
-                for kind, idx, arg in self.consumers[pid]:
-                    if kind == "t" or not self._needs(kind, idx, arg):
-                        continue
-                    if kind == "v":
-                        vetoes.add(idx)
-                        sigs.setdefault(idx, [])
-                    else:
-                        sigs.setdefault(idx, []).append(arg)
+            sigs, vetoes, _taps = self._route(pids)  # analyzers read physical lines only
             logical = messages[index - 1]
             for si in sorted(sigs):
                 only = sorted(set(sigs[si]))

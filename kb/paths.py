@@ -28,3 +28,15 @@ def cache_dir() -> Path:
     """Per-user cache for the compiled form of the rules."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "dlperf-help"
+
+
+def catalogue_dir() -> Path:
+    """The message catalogue: `$DLPERF_HELP_CATALOGUE`, the copy inside the wheel, or the
+    checkout's `catalogue/`."""
+    env = os.environ.get("DLPERF_HELP_CATALOGUE")
+    if env:
+        return Path(env)
+    shipped = _PKG / "_catalogue"
+    if shipped.is_dir():
+        return shipped
+    return _PKG.parent / "catalogue"

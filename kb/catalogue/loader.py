@@ -1,0 +1,137 @@
+"""Reading catalogue/*.yaml into `Message`s, cached as JSON by the files' content.
+
+The catalogue holds thousands of entries; PyYAML alone takes about a second for them, so
+the first load compiles every template and writes the result under `kb.paths.cache_dir()`
+named by a hash of the files and of these modules; later loads read the JSON.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from kb.catalogue.model import Library, Message
+from kb.catalogue.templates import compile_template
+
+FORMAT = "dlperf-catalogue/1"
+VOCABULARY = "symptoms.yaml"
+CLASSIFY = "classify.yaml"
+NOT_LIBRARIES = {VOCABULARY, CLASSIFY}
+
+
+class CatalogueError(ValueError):
+    """A catalogue file that cannot be read: `file:line: what`."""
+
+
+def library_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.glob("*.yaml") if p.name not in NOT_LIBRARIES)
+
+
+def _key(root: Path) -> str:
+    h = hashlib.blake2b(FORMAT.encode(), digest_size=16)
+    here = Path(__file__).parent
+    for src in sorted(here.glob("*.py")):
+        h.update(src.read_bytes())
+    for path in [*library_files(root), root / VOCABULARY]:
+        h.update(path.name.encode() + b"\0")
+        with contextlib.suppress(OSError):
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def _style(library: str, file: str) -> str:
+    return "python" if file.endswith(".py") else "printf"
+
+
+def parse_library(path: Path) -> tuple[Library, list[Message]]:
+    """One catalogue file; raises `CatalogueError` with the file and line."""
+    from kb.yamlsrc import YamlSyntaxError, load_located
+
+    try:
+        located = load_located(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CatalogueError(f"{path}: cannot read: {exc}") from None
+    except YamlSyntaxError as exc:
+        raise CatalogueError(f"{path}:{exc.line}: {exc}") from None
+    data = located.data
+    if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
+        raise CatalogueError(f"{path}:1: expected `library`, `source`, `versions`, `messages`")
+    lib = Library(
+        str(data.get("library", path.stem)),
+        str(data.get("source", "")),
+        str(data.get("versions", "")),
+        str(path),
+    )
+    out: list[Message] = []
+    for i, entry in enumerate(data["messages"]):
+        line = located.lines.get(("messages", i), 0)
+        if not isinstance(entry, dict) or not isinstance(entry.get("template"), str):
+            raise CatalogueError(f"{path}:{line}: an entry needs a `template` string")
+        file = str(entry.get("file", ""))
+        comp = compile_template(entry["template"], _style(lib.name, file))
+        out.append(
+            Message(
+                library=lib.name,
+                template=entry["template"],
+                level=str(entry.get("level", "")),
+                file=file,
+                versions=str(entry.get("versions", "")),
+                class_=str(entry.get("class", "")),
+                cause=str(entry.get("cause", "") or ""),
+                variant=str(entry.get("variant", "") or ""),
+                symptom=str(entry.get("symptom", "") or ""),
+                topic=str(entry.get("topic", "") or ""),
+                pattern=comp.pattern,
+                literal=comp.literal,
+                usable=comp.usable,
+                line=line,
+            )
+        )
+    return lib, out
+
+
+def parse_vocabulary(root: Path) -> dict[str, str]:
+    import yaml
+
+    path = root / VOCABULARY
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except OSError:
+        return {}
+    except yaml.YAMLError as exc:
+        raise CatalogueError(f"{path}: cannot read: {str(exc).splitlines()[0]}") from None
+    words = data.get("symptoms", {}) if isinstance(data, dict) else {}
+    return {str(k): str(v) for k, v in words.items()} if isinstance(words, dict) else {}
+
+
+def load_raw(root: Path) -> dict[str, Any]:
+    """Libraries, messages and vocabulary as JSON-able data, from the cache when fresh."""
+    from kb.paths import cache_dir
+
+    key = _key(root)
+    cached = cache_dir() / f"catalogue-{key}.json"
+    with contextlib.suppress(OSError, ValueError):
+        data = json.loads(cached.read_text(encoding="utf-8"))
+        if data.get("format") == FORMAT and data.get("key") == key:
+            return data
+    libraries: list[dict[str, Any]] = []
+    messages: list[dict[str, Any]] = []
+    for path in library_files(root):
+        lib, msgs = parse_library(path)
+        libraries.append({**vars(lib), "path": path.name})
+        messages.extend(m.to_json() for m in msgs)
+    data = {
+        "format": FORMAT,
+        "key": key,
+        "libraries": libraries,
+        "messages": messages,
+        "vocabulary": parse_vocabulary(root),
+    }
+    from kb.diagnosis.compiled import write_atomic
+
+    with contextlib.suppress(OSError):
+        write_atomic(cached, json.dumps(data).encode("utf-8"))
+    return data

@@ -1,0 +1,112 @@
+"""Format strings to matchers, mechanically: a printf/show_help/Python template becomes an
+RE2 (and hyperscan) pattern whose literal parts are escaped and whose conversions are
+bounded non-greedy gaps, so any value a release prints in them matches."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kb.diagnosis.scanner import literal as escape
+
+MIN_LITERAL = 12  # fewer literal characters than this: too vague to be a matcher
+GAP = ".{0,300}?"  # a %s: anything on the line, bounded
+
+_PRINTF = re.compile(
+    r"%(?:\d+\$)?(?P<flags>[-+ #0']*)(?P<width>\d+|\*)?(?:\.(?P<prec>\d+|\*))?"
+    r"(?P<len>hh|h|ll|l|L|q|j|z|Z|t|I64|I32)?(?P<conv>[diouxXeEfFgGaAcspnm%])"
+)
+_PYTHON = re.compile(r"\{\{|\}\}|\{[^{}]*\}|%(?:\([A-Za-z_]\w*\))?[-+ #0]*\d*(?:\.\d+)?[sdirfgx%]")
+
+_CONV = {
+    "d": r"-?\d+",
+    "i": r"-?\d+",
+    "u": r"\d+",
+    "o": r"[0-7]+",
+    "x": r"(?:0x)?[0-9a-fA-F]+",
+    "X": r"(?:0X)?[0-9a-fA-F]+",
+    "p": r"(?:0x[0-9a-fA-F]+|\(nil\)|[0-9a-fA-F]+)",
+    "c": r".",
+    "f": r"[-+]?(?:[0-9.]+(?:[eE][-+]?\d+)?|inf|nan)",
+}
+for _c in "FeEgGaA":
+    _CONV[_c] = _CONV["f"]
+
+
+@dataclass(frozen=True)
+class Compiled:
+    pattern: str  # RE2 syntax, unanchored, matches one line
+    literal: str  # the longest literal run: the prefilter text
+    usable: bool  # enough literal text to be a matcher
+
+
+def _gap(conv: str, padded: bool) -> str:
+    if conv in ("s", "m", "r"):
+        return GAP
+    body = _CONV.get(conv, GAP)
+    return r" *" + body if padded else body
+
+
+def _pieces(template: str, style: str) -> list[tuple[bool, str]]:
+    """(is_literal, text-or-conversion) in order; `%%`/`{{` become literal text."""
+    rx = _PYTHON if style == "python" else _PRINTF
+    out: list[tuple[bool, str]] = []
+    pos = 0
+    for m in rx.finditer(template):
+        if m.start() > pos:
+            out.append((True, template[pos : m.start()]))
+        tok = m.group(0)
+        if tok in ("%%", "{{", "}}"):
+            out.append((True, tok[0] if tok != "%%" else "%"))
+        elif style == "python":
+            out.append((False, "d" if tok.endswith("d") and tok.startswith("%") else "s"))
+        else:
+            padded = bool(m.group("width")) or "-" in (m.group("flags") or "")
+            out.append((False, m.group("conv") + ("w" if padded else "")))
+        pos = m.end()
+    if pos < len(template):
+        out.append((True, template[pos:]))
+    return out
+
+
+def _line_of(template: str) -> str:
+    """The one line of a multi-line template with the most literal text (a matcher sees
+    one line of a log at a time)."""
+    lines = [ln for ln in template.replace("\r", "").split("\n") if ln.strip()]
+    if not lines:
+        return ""
+    return max(
+        lines, key=lambda ln: len(re.sub(r"%[-+ #0]*\d*(?:\.\d+)?[a-zA-Z]|\{[^{}]*\}", "", ln))
+    )
+
+
+def _literal_regex(text: str) -> str:
+    parts = re.split(r"(\s{2,}|\t)", text)
+    return "".join(
+        r"\s+" if p and not p.strip() and (len(p) > 1 or p == "\t") else escape(p) for p in parts
+    )
+
+
+def compile_template(template: str, style: str = "printf") -> Compiled:
+    """`template` as a pattern; `style` is "printf" (C, show_help) or "python"."""
+    pieces = _pieces(_line_of(template), style)
+    # conversions at either end match anything (the pattern is unanchored): drop them,
+    # and the white space they leave
+    while pieces and not pieces[0][0]:
+        pieces.pop(0)
+    while pieces and not pieces[-1][0]:
+        pieces.pop()
+    if pieces:
+        pieces[0] = (True, pieces[0][1].lstrip())
+        pieces[-1] = (True, pieces[-1][1].rstrip())
+    regex: list[str] = []
+    literals: list[str] = []
+    for is_lit, text in pieces:
+        if is_lit:
+            regex.append(_literal_regex(text))
+            literals.append(text)
+        else:
+            regex.append(_gap(text[0], text.endswith("w")))
+    total = sum(len(t.strip()) for t in literals)
+    longest = max((t.strip() for t in literals), key=len, default="")
+    return Compiled("".join(regex), longest, total >= MIN_LITERAL)

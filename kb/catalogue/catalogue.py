@@ -32,6 +32,8 @@ class Catalogue:
         opts = re2.Options()
         opts.log_errors = False
         opts.never_nl = True
+        opts.max_mem = 256 << 20  # a budget, not an allocation: 8 MB (the default) is too
+        # little for a Set of thousands of patterns
         rset = re2.Set.SearchSet(opts)
         for m in self._usable:
             rset.Add(m.pattern)

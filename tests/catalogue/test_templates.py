@@ -27,7 +27,7 @@ def test_printf_conversions_match_printed_values() -> None:
 
 def test_literal_is_escaped_and_ends_trimmed() -> None:
     comp = compile_template("Connect to %s failed : %s")
-    assert comp.pattern == r"Connect to .{0,300}? failed \:"
+    assert comp.pattern == r"Connect to .*? failed \:"
     assert comp.literal == "Connect to"
     assert comp.usable
     assert _matches("Call (to) [x]* failed.", "Call (to) [x]* failed.")

@@ -1,0 +1,103 @@
+"""Regenerate catalogue/<library>.yaml from the library's source (a bare git mirror, as
+the `fetch` tool or `git clone --mirror` leaves it):
+
+    python scripts/catalogue/build.py nccl --git-dir /path/to/nccl.git
+    python scripts/catalogue/build.py --reclassify     # re-apply classify.yaml only
+
+Every message is classified by catalogue/classify.yaml; one that no rule classifies
+stops the build with its text, so the table is extended rather than a message left
+unknown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import yaml  # noqa: E402
+from classify import Table  # noqa: E402
+from merge import Seen, span  # noqa: E402
+from yamlout import write  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+CATALOGUE = ROOT / "catalogue"
+
+
+def _nccl(git_dir: Path) -> tuple[str, list[Seen]]:
+    import nccl
+
+    return nccl.scan(git_dir)
+
+
+def _rccl(git_dir: Path) -> tuple[str, list[Seen]]:
+    import nccl
+
+    return nccl.scan(git_dir, r"rocm-(\d+\.\d+\.\d+)", "5.0.0")
+
+
+SOURCES: dict[str, tuple[str, Callable[[Path], tuple[str, list[Seen]]]]] = {
+    "nccl": ("https://github.com/NVIDIA/nccl", _nccl),
+    "rccl": ("https://github.com/ROCm/rccl", _rccl),
+}
+
+
+def emit(library: str, source: str, versions: str, seen: list[Seen], table: Table) -> int:
+    rows: list[dict[str, Any]] = []
+    for s in seen:
+        row: dict[str, Any] = {
+            "template": s.template,
+            "level": s.level,
+            "file": s.file,
+            "versions": span(s.first, s.last),
+            **s.extra,
+        }
+        row.update(table.classify(library, s.level, s.file, s.template))
+        rows.append(row)
+    return write(CATALOGUE / f"{library}.yaml", library, source, versions, rows)
+
+
+def reclassify(table: Table) -> None:
+    """Re-apply the table to every committed catalogue file (no source needed)."""
+    for path in sorted(CATALOGUE.glob("*.yaml")):
+        if path.name in ("symptoms.yaml", "classify.yaml"):
+            continue
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        seen = []
+        for m in data["messages"]:
+            first, _, last = str(m["versions"]).partition("-")
+            extra = {"topic": m["topic"]} if m.get("topic") else {}
+            seen.append(Seen(m["template"], m["level"], first, last or first, m["file"], extra))
+        n = emit(data["library"], data["source"], data["versions"], seen, table)
+        print(f"{path.name}: {n} messages")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("library", nargs="?", choices=sorted(SOURCES))
+    ap.add_argument("--git-dir", type=Path)
+    ap.add_argument("--reclassify", action="store_true")
+    args = ap.parse_args(argv)
+    try:
+        table = Table(CATALOGUE / "classify.yaml")
+        if args.reclassify:
+            reclassify(table)
+            return 0
+        if not args.library or not args.git_dir:
+            ap.error("give a library and --git-dir (or --reclassify)")
+        source, scan = SOURCES[args.library]
+        versions, seen = scan(args.git_dir)
+        n = emit(args.library, source, versions, seen, table)
+    except (LookupError, ValueError, OSError) as exc:
+        print(f"build: {exc}", file=sys.stderr)
+        return 1
+    print(f"{args.library}: {n} messages, versions {versions}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

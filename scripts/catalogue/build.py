@@ -19,10 +19,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import yaml  # noqa: E402
-from classify import Table  # noqa: E402
-from merge import Seen, span  # noqa: E402
-from yamlout import write  # noqa: E402
+import yaml
+from classify import Table
+from merge import Seen, span
+from yamlout import write
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOGUE = ROOT / "catalogue"

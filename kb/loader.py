@@ -12,24 +12,19 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from kb import rulefiles
 from kb.knowledge import Issue, KnowledgeBase, Source
+from kb.rulefiles import RuleFileError, read_rule_bytes
 from kb.schema.models import KIND_MODELS, Strict
 from kb.yamlsrc import Located, YamlSyntaxError, load_located
 
 KIND_BY_FOLDER = {"symptoms": "symptom", "fixes": "fix"}
-SKIP_FOLDERS = {"schema"}
 
 
 def rule_files(root: Path) -> list[Path]:
-    """Every rule file under `root`, in a stable order."""
-    files = [
-        p
-        for p in root.rglob("*")
-        if p.suffix in (".yaml", ".yml")
-        and p.is_file()
-        and not (set(p.relative_to(root).parts[:-1]) & SKIP_FOLDERS)
-    ]
-    return sorted(files)
+    """Every rule file under `root`, in a stable order (FIFOs and links too: `load_file`
+    reports them instead of leaving them out silently)."""
+    return rulefiles.rule_files(root)
 
 
 def display_path(path: Path, root: Path) -> str:
@@ -104,11 +99,11 @@ def load_file(path: Path, root: Path) -> tuple[Strict | None, Source | None, lis
             ],
         )
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_rule_bytes(path, root).decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, None, [issue(1, "encoding", f"not UTF-8 text ({exc.reason})")]
-    except OSError as exc:
-        return None, None, [issue(1, "read", f"cannot read file: {exc.strerror}")]
+    except RuleFileError as exc:
+        return None, None, [issue(1, "read", str(exc))]
     try:
         located = load_located(text)
     except YamlSyntaxError as exc:
@@ -162,6 +157,8 @@ def _schema_issues(exc: ValidationError, located: Located, shown: str, stem: str
         (tuple(e["loc"][:-1]), str(e["loc"][-1])) for e in errors if e["type"] == "extra_forbidden"
     }
     for err in errors:
+        if _other_union_member(err):
+            continue
         if err["type"] == "missing" and any(
             parent == tuple(err["loc"][:-1])
             and difflib.get_close_matches(str(err["loc"][-1]), [name], cutoff=0.6)
@@ -188,7 +185,8 @@ def _schema_issues(exc: ValidationError, located: Located, shown: str, stem: str
             hint = "a matcher's type is one of: regex, substring, fuzzy"
             check = "schema"
         else:
-            message = f"{where}: {err['msg']}" if where else err["msg"]
+            msg = str(err["ctx"]["error"]) if kind == "value_error" else err["msg"]
+            message = f"{where}: {msg}" if where else msg
             check = "schema"
         key = (line, message)
         if key in seen:  # unions report the same problem once per member
@@ -196,6 +194,18 @@ def _schema_issues(exc: ValidationError, located: Located, shown: str, stem: str
         seen.add(key)
         out.append(Issue(shown, line, stem, check, message, hint))
     return out
+
+
+def _other_union_member(err: Any) -> bool:
+    """A mapping given where a name *or* a mapping may stand (an inline check) fails as a
+    name too: that "should be a string" is noise next to the mapping's real errors."""
+    loc = tuple(err["loc"])
+    return (
+        bool(loc)
+        and loc[-1] in ("str", "constrained-str")
+        and err["type"] in ("string_type", "string_pattern_mismatch")
+        and isinstance(err.get("input"), dict)
+    )
 
 
 def _dotted(loc: tuple[Any, ...]) -> str:

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from kb.matching import SignatureSpec, signature_spec
+from kb.rulefiles import RuleFileError, read_rule_bytes, rule_files  # as kb.loader finds them
 
-FORMAT = "dlperf-compiled-rules/5"
-SKIP_FOLDERS = {"schema"}
+FORMAT = "dlperf-compiled-rules/6"
 
 
 @dataclass
@@ -43,6 +43,7 @@ class CauseSpec:
     signatures: list[SignatureSpec]
     generic: bool = False
     area: str = ""
+    examples: list[str] = field(default_factory=list)  # its `match` log lines (approximate)
 
 
 @dataclass
@@ -52,6 +53,8 @@ class SymptomSpec:
     signatures: list[SignatureSpec]
     group: str = ""  # hang, slow, launch, ... (the TUI's tree)
     next_step: str = ""  # its cheapest question: what to do when only the symptom shows
+    failure: dict[str, Any] | None = None  # kb.schema.Failure as plain data (English)
+    examples: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -84,6 +87,8 @@ class CompiledRules:
                     "signatures": [g.to_json() for g in s.signatures],
                     "group": s.group,
                     "next_step": s.next_step,
+                    "failure": s.failure,
+                    "examples": s.examples,
                 }
                 for s in self.symptoms.values()
             ],
@@ -105,6 +110,8 @@ class CompiledRules:
                 [SignatureSpec.from_json(g) for g in s["signatures"]],
                 s.get("group", ""),
                 s.get("next_step", ""),
+                s.get("failure"),
+                list(s.get("examples", [])),
             )
             for s in data["symptoms"]
         }
@@ -136,6 +143,7 @@ def from_kb(kb: Any, key: str = "") -> CompiledRules:
             signatures=[signature_spec(s) for s in c.signatures],
             generic=bool(c.generic),
             area=kb.area_of(cid) if hasattr(kb, "area_of") else "",
+            examples=_example_lines(c),
         )
         for cid, c in kb.causes.items()
     }
@@ -146,6 +154,8 @@ def from_kb(kb: Any, key: str = "") -> CompiledRules:
             [signature_spec(g) for g in s.signatures],
             str(getattr(s, "group", "") or ""),
             _next_step(s),
+            _failure(s),
+            _example_lines(s),
         )
         for sid, s in kb.symptoms.items()
     }
@@ -161,6 +171,32 @@ def from_kb(kb: Any, key: str = "") -> CompiledRules:
     return CompiledRules(key, causes, symptoms, fixes)
 
 
+def _failure(symptom: Any) -> dict[str, Any] | None:
+    """A failure symptom's `failure:` section as plain data, texts in English."""
+    f = getattr(symptom, "failure", None)
+    if f is None:
+        return None
+    return {
+        "kind": f.kind,
+        "what": _en(f.what),
+        "causes": list(f.causes),
+        "rerun_with": list(f.rerun_with),
+        "next": _en(f.next),
+        "catalogue": list(f.catalogue),
+        "in_traceback": bool(f.in_traceback),
+    }
+
+
+def _example_lines(node: Any) -> list[str]:
+    """The node's `match` examples, one log line each (the approximate matcher's corpus)."""
+    examples = getattr(node, "examples", None)
+    out: list[str] = []
+    for ex in getattr(examples, "match", []) or []:
+        text = ex if isinstance(ex, str) else getattr(ex, "log", "")
+        out.extend(line.strip() for line in str(text).splitlines() if line.strip())
+    return out
+
+
 def _next_step(symptom: Any) -> str:
     """The text of the symptom's cheapest question (the first of the cheapest)."""
     questions = list(getattr(symptom, "questions", []) or [])
@@ -171,18 +207,6 @@ def _next_step(symptom: Any) -> str:
 
 
 # ---------------------------------------------------------------- the on-disk cache
-
-
-def rule_files(root: Path) -> list[Path]:
-    """The rule files under `root`, as `kb.loader` finds them (without importing it)."""
-    files: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel = Path(dirpath).relative_to(root)
-        if set(rel.parts) & SKIP_FOLDERS:
-            dirnames[:] = []
-            continue
-        files.extend(Path(dirpath) / n for n in filenames if n.endswith((".yaml", ".yml")))
-    return sorted(files)
 
 
 def _engine_sources() -> list[Path]:
@@ -205,10 +229,10 @@ def rules_key(root: Path) -> str:
             h.update(b"\0engine")
     for path in rule_files(root):
         h.update(str(path.relative_to(root)).encode("utf-8", "surrogateescape") + b"\0")
-        try:
-            h.update(path.read_bytes())
-        except OSError:
-            h.update(b"\0unreadable")
+        try:  # never `read_bytes`: a FIFO in the folder would block every command
+            h.update(read_rule_bytes(path, root))
+        except RuleFileError as exc:
+            h.update(b"\0unreadable " + str(exc).encode("utf-8", "surrogateescape"))
         h.update(b"\0")
     return h.hexdigest()
 

@@ -9,15 +9,36 @@ plain English string or `{en: ..., zh: ...}`.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 ID_PATTERN = r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$"
 NAME_PATTERN = r"^[a-z_][a-z0-9_]*$"
 
 RuleId = Annotated[str, Field(pattern=ID_PATTERN, description="lower-case words joined by '-'")]
 ParamName = Annotated[str, Field(pattern=NAME_PATTERN, description="a placeholder name")]
+
+# in a command: C0 controls but tab and newline, DEL, C1 controls, bidi and line separators
+_COMMAND_CONTROL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]"
+)
+
+
+def _no_control_chars(command: str) -> str:
+    """A NUL fails only when the shell runs it, and an invisible control shows the user
+    another command than the one that runs: both are refused where the rule is written."""
+    bad = _COMMAND_CONTROL.search(command)
+    if bad:
+        raise ValueError(
+            f"a command must not hold control characters (U+{ord(bad.group()):04X} at "
+            f"position {bad.start()})"
+        )
+    return command
+
+
+CommandText = Annotated[str, Field(min_length=1), AfterValidator(_no_control_chars)]
 
 
 class Strict(BaseModel):
@@ -169,7 +190,7 @@ class Check(Strict):
 
     id: RuleId
     title: Text
-    run: str = Field(min_length=1, description="shell command; {placeholders} are quoted values")
+    run: CommandText = Field(description="shell command; {placeholders} are quoted values")
     read_only: bool = Field(description="true only if the command changes nothing on the machine")
     cost: float = Field(
         1, gt=0, description="1 a quick read-only command, 10 a test run, 100 a rebuild"
@@ -252,7 +273,36 @@ class Question(Strict):
     answers: list[Answer] = Field(min_length=2)
 
 
-Group = Literal["launch", "hang", "slow", "library", "install", "dataset"]
+Group = Literal["launch", "hang", "slow", "library", "install", "dataset", "crash"]
+
+FailureKind = Literal["crash", "killed", "exception", "hang", "no-success"]
+
+
+class Failure(Strict):
+    """What makes a symptom a *failure* (a crash, a killed rank, an uncaught exception, a
+    hang, a job that ended without success): when its signatures fire, the diagnosis is
+    never "no known problem", even when no line names the cause."""
+
+    kind: FailureKind
+    what: Text = Field(description="the failure in a few words, e.g. 'a process crashed'")
+    causes: list[RuleId] = Field(
+        default_factory=list,
+        description="causes that often show as this failure (besides those that list the "
+        "symptom under their own 'symptoms')",
+    )
+    rerun_with: list[str] = Field(
+        default_factory=list,
+        description="debug variables to rerun with, e.g. 'NCCL_DEBUG=INFO'",
+    )
+    next: Text | None = Field(None, description="the next step when no line names the cause")
+    catalogue: list[str] = Field(
+        default_factory=list,
+        description="message-catalogue symptom words that are this failure (e.g. 'abort')",
+    )
+    in_traceback: bool = Field(
+        False,
+        description="its lines count only as the final line of a Python traceback",
+    )
 
 
 class Symptom(Strict):
@@ -263,10 +313,11 @@ class Symptom(Strict):
     signatures: list[Signature] = Field(default_factory=list)
     questions: list[Question] = Field(default_factory=list)
     examples: Examples = Field(default_factory=Examples)
+    failure: Failure | None = Field(None, description="set when this symptom is a failure")
 
 
 class FixCommand(Strict):
-    run: str = Field(min_length=1)
+    run: CommandText
     where: str | None = Field(
         None, description="where to run it: each node, the container, the launch script"
     )

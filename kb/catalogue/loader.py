@@ -30,7 +30,8 @@ def library_files(root: Path) -> list[Path]:
     return sorted(p for p in root.glob("*.yaml") if p.name not in NOT_LIBRARIES)
 
 
-def _key(root: Path) -> str:
+def content_key(root: Path) -> str:
+    """A hash of the catalogue files and of the modules that compile them."""
     h = hashlib.blake2b(FORMAT.encode(), digest_size=16)
     here = Path(__file__).parent
     for src in sorted(here.glob("*.py")):
@@ -111,7 +112,7 @@ def load_raw(root: Path) -> dict[str, Any]:
     """Libraries, messages and vocabulary as JSON-able data, from the cache when fresh."""
     from kb.paths import cache_dir
 
-    key = _key(root)
+    key = content_key(root)
     cached = cache_dir() / f"catalogue-{key}.json"
     with contextlib.suppress(OSError, ValueError):
         data = json.loads(cached.read_text(encoding="utf-8"))

@@ -147,6 +147,7 @@ def from_kb(kb: Any, key: str = "") -> CompiledRules:
         )
         for cid, c in kb.causes.items()
     }
+    _add_catalogue(causes)
     symptoms = {
         sid: SymptomSpec(
             sid,
@@ -197,6 +198,21 @@ def _example_lines(node: Any) -> list[str]:
     return out
 
 
+def _add_catalogue(causes: dict[str, CauseSpec]) -> None:
+    """The message catalogue's `class: cause` templates as further signatures of their
+    cause (weaker than the rules' own); a catalogue that cannot be read adds none (lint
+    reports it)."""
+    from kb.catalogue import CatalogueError, load_catalogue
+    from kb.diagnosis.specs import catalogue_signatures
+
+    try:
+        messages = load_catalogue().messages
+    except (CatalogueError, OSError):
+        return
+    for cid, sigs in catalogue_signatures(messages, causes).items():
+        causes[cid].signatures.extend(sigs)
+
+
 def _next_step(symptom: Any) -> str:
     """The text of the symptom's cheapest question (the first of the cheapest)."""
     questions = list(getattr(symptom, "questions", []) or [])
@@ -227,6 +243,7 @@ def rules_key(root: Path) -> str:
             h.update(source.read_bytes())
         except OSError:
             h.update(b"\0engine")
+    h.update(_catalogue_key().encode())
     for path in rule_files(root):
         h.update(str(path.relative_to(root)).encode("utf-8", "surrogateescape") + b"\0")
         try:  # never `read_bytes`: a FIFO in the folder would block every command
@@ -235,6 +252,14 @@ def rules_key(root: Path) -> str:
             h.update(b"\0unreadable " + str(exc).encode("utf-8", "surrogateescape"))
         h.update(b"\0")
     return h.hexdigest()
+
+
+def _catalogue_key() -> str:
+    """The catalogue's content key: its templates are signatures of the compiled rules."""
+    from kb.catalogue.loader import content_key
+    from kb.paths import catalogue_dir
+
+    return content_key(catalogue_dir())
 
 
 def cache_path(key: str) -> Path:

@@ -112,3 +112,30 @@ def signature_spec(sig: Any) -> SignatureSpec:
         min_hits=int(getattr(sig, "min_hits", 1) or 1),
         at_end=bool(getattr(sig, "at_end", False)),
     )
+
+
+CATALOGUE_WEIGHT = 0.5  # below a hand-written rule's 0.8: a template is no reviewed rule
+CATALOGUE_LEVELS = frozenset({"warn", "error", "fatal"})  # INFO lines describe, not fail
+
+
+def catalogue_signatures(messages: Any, causes: Any) -> dict[str, list[SignatureSpec]]:
+    """Signatures of their cause for the catalogue's `class: cause` messages (see
+    `kb.catalogue`): one per usable template printed at a failing level whose cause the
+    rules define, its id saying where it comes from (the evidence shows it)."""
+    out: dict[str, list[SignatureSpec]] = {}
+    for m in messages:
+        if (
+            m.class_ != "cause"
+            or m.cause not in causes
+            or not m.usable
+            or m.level not in CATALOGUE_LEVELS
+        ):
+            continue
+        text = " ".join(m.template.split())
+        sig = SignatureSpec(
+            id=f"catalogued: {m.library} {text} ({m.versions})",
+            matchers=(MatcherSpec(type="regex", pattern=m.pattern),),
+            weight=CATALOGUE_WEIGHT,
+        )
+        out.setdefault(m.cause, []).append(sig)
+    return out

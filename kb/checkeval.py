@@ -3,6 +3,12 @@
 Used for commands run locally, over SSH, and for output the user pasted ("I ran it
 myself"), so all three reach the same verdict.  Statuses are those of the
 `check --json` contract: pass, fail, unavailable, error (skipped is the runner's).
+
+A check that did not really run is never a pass: a missing tool (exit 127, or
+`TOOL: not found` for a tool the check requires, whatever the exit status: `cmd & tool;
+wait` exits with the other command's status) is `unavailable`; an exit status the check
+does not expect (its conditions do not test the exit status, and it is neither 0 nor a
+`grep`'s 1 for "no line matched") or empty output where a line must match is `error`.
 """
 
 from __future__ import annotations
@@ -118,9 +124,15 @@ def extract(check: Check, output: str, lines: _Lines | None = None) -> dict[str,
 def evaluate(check: Check, stdout: str, exit_code: int | None, stderr: str = "") -> CheckOutcome:
     """The status of a check from its command's output."""
     text = stdout if not stderr else f"{stdout}\n{stderr}" if stdout else stderr
+    missing_tool = _required_tool_missing(check, text)
+    if missing_tool is not None:
+        return CheckOutcome("unavailable", reason=f"{missing_tool} is not installed on this node")
     if exit_code == 127 or (exit_code not in (0, None) and _tool_missing(check, text)):
         missing = ", ".join(check.requires) or "the command"
         return CheckOutcome("unavailable", reason=f"{missing} is not installed on this node")
+    if not exit_expected(check, exit_code):
+        first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "no output")
+        return CheckOutcome("error", reason=f"the command failed (exit {exit_code}): {first[:200]}")
     lines = _Lines(text)
     params = extract(check, text, lines)
     if holds(check.problem_if, text, exit_code, lines):
@@ -133,6 +145,35 @@ def evaluate(check: Check, stdout: str, exit_code: int | None, stderr: str = "")
         )
     finding = fill_text(check.finding, params) if check.finding and params else None
     return CheckOutcome(status, finding, params)
+
+
+def _tests_exit(expect: Expect | None) -> bool:
+    """Whether a condition (or one nested in it) looks at the exit status."""
+    if expect is None:
+        return False
+    if expect.exit_code is not None or expect.exit_nonzero is not None:
+        return True
+    return any(_tests_exit(e) for e in (*(expect.any or ()), *(expect.all or ())))
+
+
+GREP = re.compile(r"\bgrep\b")
+
+
+def exit_expected(check: Check, exit_code: int | None) -> bool:
+    """Whether the check's reading covers this exit status: 0 always, any status when its
+    conditions test the exit status, 1 when the command uses grep (no line matched)."""
+    if exit_code in (0, None) or _tests_exit(check.problem_if) or _tests_exit(check.ok_if):
+        return True
+    return exit_code == 1 and GREP.search(check.run) is not None
+
+
+def _required_tool_missing(check: Check, text: str) -> str | None:
+    """A required tool the shell could not find, whatever the exit status."""
+    for tool in check.requires:
+        rx = re.compile(rf"(?:^|[\s:]){re.escape(tool)}: (?:command )?not found\s*$", re.M)
+        if rx.search(text):
+            return tool
+    return None
 
 
 def _tool_missing(check: Check, text: str) -> bool:

@@ -209,14 +209,18 @@ def _probe(job: HostJob, report: RunReport, item: Item, result: CommandResult) -
     host = report.hosts[job.index]
     kind = "ssh" if item.builtin == SSH_PROBE else "ping"
     cells: dict[str, str] | None
-    if result.error is not None or result.exit_code is None:
+    tag = "PEER " if kind == "ssh" else "PING "
+    partial = not result.cancelled and any(ln.startswith(tag) for ln in result.stdout.splitlines())
+    if (result.error is not None or result.exit_code is None) and not partial:
         cells = dict.fromkeys(
             (p.label for p in job.peers), "skipped" if result.cancelled else "error"
         )
-    elif kind == "ssh":
-        cells = pairs.parse_ssh_probe(result.stdout, job.peers)
+    elif kind == "ssh":  # a probe that ran out of time keeps the peers that answered
+        cells = pairs.parse_ssh_probe(result.stdout, job.peers, _unanswered(result))
     else:
-        interfaces, routes, cells = pairs.parse_net_probe(result.stdout, job.peers)
+        interfaces, routes, cells = pairs.parse_net_probe(
+            result.stdout, job.peers, _unanswered(result)
+        )
         host.network = {"interfaces": interfaces, "routes": routes}
     tool = "ssh" if kind == "ssh" else "ping"
     shown = {
@@ -232,7 +236,7 @@ def _probe(job: HostJob, report: RunReport, item: Item, result: CommandResult) -
         result.seconds,
         title=f"{tool} to every other node",
     )
-    if result.error is not None or result.exit_code is None:
+    if (result.error is not None or result.exit_code is None) and not partial:
         check.status = "skipped" if result.cancelled else "error"
         check.reason = result.error or "no exit status"
     elif cells is None:
@@ -248,6 +252,11 @@ def _probe(job: HostJob, report: RunReport, item: Item, result: CommandResult) -
     host.checks.append(check)
     events: list[Event] = [PairEvent(kind, job.label, peer, s) for peer, s in row.items()]
     return [*events, CheckEvent(check)]
+
+
+def _unanswered(result: CommandResult) -> str:
+    """The cell of a peer the probe printed nothing for: it ran out of time, or it erred."""
+    return "timeout" if result.error is not None and "timed out" in result.error else "error"
 
 
 def _first_message(output: str, kind: str) -> str:

@@ -31,8 +31,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kb.cli.common import print_json
+    from kb.cli.output import write
     from kb.errors import UserError
     from kb.report import CauseBook, build_report, load_file, to_markdown, to_text
+    from kb.textsafe import json_dumps, safe
 
     if args.files.count("-") > 1:
         raise UserError("standard input ('-') can be read only once")
@@ -44,29 +46,28 @@ def run(args: argparse.Namespace) -> int:
             if len(args.files) == 1:
                 raise
             errors.append({"file": path, "error": str(exc)})
-            sys.stderr.write(f"dlperf-help: {exc}\n")
+            write(f"dlperf-help: {exc}\n", sys.stderr)
     if not nodes:
         raise UserError("none of the inputs could be read")
     report = build_report(nodes, CauseBook.shipped())
     report.errors = errors
     if args.json:
         if args.output:
-            import json
-
-            Path(args.output).write_text(
-                json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
-            )
+            Path(args.output).write_text(json_dumps(report.to_json(), indent=2) + "\n")
         else:
             print_json(report.to_json())
     else:
         text = to_markdown(report) if args.markdown else to_text(report, args.differences)
         if args.output:
             try:
-                Path(args.output).write_text(text, encoding="utf-8")
+                Path(args.output).write_text(safe(text), encoding="utf-8")
             except OSError as exc:
                 raise UserError(f"cannot write: {exc.strerror or exc}", args.output) from None
         else:
-            sys.stdout.write(text)
+            write(text)
     if errors:
         return 2
+    if report.no_host_answered:
+        sys.stderr.write(f"dlperf-help: {report.no_host_answered}\n")
+        return 1
     return 1 if report.problem else 0

@@ -56,6 +56,15 @@ class Report:
     def problem(self) -> bool:
         return bool(self.differences or self.causes or self.unreachable)
 
+    @property
+    def no_host_answered(self) -> str | None:
+        """Why nothing can be compared (one line), when every node was unreachable."""
+        if not self.nodes or len(self.unreachable) < len(self.nodes):
+            return None
+        first = self.unreachable[0]
+        why = f" ({first['node']}: {first['error']})" if first["error"] else ""
+        return f"no host answered: all {len(self.nodes)} node(s) were unreachable{why}"
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "nodes": list(self.nodes),
@@ -173,20 +182,24 @@ def _value(node: Node, fact: str) -> Any:
     return node.facts.get(fact)
 
 
+def answered(node: Node) -> bool:
+    """Whether a node told us anything: an unreachable host whose checks all came back
+    empty (`error`, `skipped`) is no node of the report, only a line saying so."""
+    return node.error is None or any(v is not None for v in node.facts.values())
+
+
 def build_report(nodes: list[Node], book: CauseBook | None = None) -> Report:
     """The consistency report for `nodes` (from one or more input files)."""
     from kb.report import rules
 
     book = book or CauseBook()
     names = column_names(nodes)
-    reachable = [
-        (name, n) for name, n in zip(names, nodes, strict=True) if not (n.error and not n.facts)
-    ]
+    reachable = [(name, n) for name, n in zip(names, nodes, strict=True) if answered(n)]
     report = Report(names, {name: n.file for name, n in zip(names, nodes, strict=True)}, [])
     report.unreachable = [
         {"node": name, "file": n.file, "error": n.error or ""}
         for name, n in zip(names, nodes, strict=True)
-        if n.error and not n.facts
+        if not answered(n)
     ]
     report.rows = build_rows([n for _, n in reachable], [name for name, _ in reachable])
     for row in report.rows:  # unreachable nodes still get a column

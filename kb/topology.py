@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from kb.textsafe import strip_escapes
+
 CAUSE_ID = "gpu-topology-slow"
 
 RANK = {"X": 0, "NV": 1, "PIX": 2, "PXB": 3, "PHB": 4, "NODE": 5, "SYS": 6}
@@ -243,13 +245,15 @@ def _names(devs: list[str]) -> str:
     return devs[0] if len(devs) == 1 else ", ".join(devs[:-1]) + " and " + devs[-1]
 
 
+# colour codes whose ESC a copy and paste lost (`[4mGPU0`); complete escape sequences of
+# every kind (OSC, DCS, ...) go first, through `kb.textsafe.strip_escapes`
 _ANSI = re.compile(r"\x1b?\[[0-9;]*m")
 _LINK = re.compile(r"^(X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC|NA|N/A)$")
 
 
 def parse(text: str) -> Topology:
     """A `Topology` from `nvidia-smi topo -m` output; empty `gpus` when there is no matrix."""
-    lines = [_ANSI.sub("", ln).replace("|", " ") for ln in text.splitlines()]
+    lines = [_ANSI.sub("", strip_escapes(ln)).replace("|", " ") for ln in text.splitlines()]
     cols: list[str] = []
     topo = Topology()
     for line in lines:

@@ -1,11 +1,13 @@
 """Check results as text for a terminal: one line per result as it arrives, then a summary.
 
-Plain text without colour so it reads the same in a log file, a pipe and a terminal.
+Plain text without colour so it reads the same in a log file, a pipe and a terminal;
+what a node printed (findings, reasons, host names) is made safe for it by `kb.textsafe`.
 """
 
 from __future__ import annotations
 
 from kb.checkrun.model import CheckEvent, Event, HostEvent, RunReport
+from kb.textsafe import safe_line
 
 MARK = {"pass": "ok", "fail": "FAIL", "unavailable": "n/a", "error": "ERROR", "skipped": "skip"}
 
@@ -18,11 +20,12 @@ def event_line(event: Event) -> str | None:
         detail = r.finding or r.reason or ""
         if r.status == "fail" and not r.finding:
             detail = detail or "problem found"
-        return f"{r.host}  {MARK.get(r.status, r.status):5}  {r.id}{target}" + (
-            f"  ({detail})" if detail else ""
+        return safe_line(
+            f"{r.host}  {MARK.get(r.status, r.status):5}  {r.id}{target}"
+            + (f"  ({detail})" if detail else "")
         )
     if isinstance(event, HostEvent) and event.state == "unreachable":
-        return f"{event.host}  UNREACHABLE  {event.detail}"
+        return safe_line(f"{event.host}  UNREACHABLE  {event.detail}")
     return None
 
 
@@ -63,5 +66,5 @@ def _table(matrix: dict[str, dict[str, str]], order: list[str]) -> list[str]:
             continue
         cells = [("-" if dst == src else row.get(dst, "?")) for dst in names]
         out.append(f"  {short[src]:>5} " + " ".join(f"{c:>{width}}" for c in cells))
-    out += [f"  {short[n]} {n}" for n in names]
+    out += [f"  {short[n]} {safe_line(n)}" for n in names]
     return out

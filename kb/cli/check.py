@@ -149,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
     from kb.checkrun import RunOptions, local_runners, run_checks, ssh_runners
     from kb.checkrun.render import event_line, summary
     from kb.cli.common import load_kb, print_json
+    from kb.cli.output import line as say
     from kb.hosts import Target, check_port
 
     for value, what in ((args.port, "--port"), (args.job_port, "--job-port")):
@@ -188,17 +189,16 @@ def run(args: argparse.Namespace) -> int:
         targets = [Target("local", getpass.getuser(), "localhost", 22)]
         make_runner = local_runners()
     progress = sys.stderr if args.json else sys.stdout
-    print(
+    say(
         f"checking {len(targets)} host(s): {len(tasks)} check(s)"
         + (" + node survey" if survey_mode else ""),
-        file=progress,
-        flush=True,
+        progress,
     )
 
     def show(event: Any) -> None:
         line = event_line(event)
         if line is not None:
-            print(line, file=progress, flush=True)
+            say(line, progress)
 
     try:
         report = run_checks(targets, tasks, make_runner, options, show, threading.Event())
@@ -208,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(report.as_json())
     else:
-        print(summary(report), flush=True)
+        say(summary(report))
     if report.interrupted:
         return 130
     return 1 if report.found_problem else 0
@@ -292,7 +292,13 @@ def _ask_secret(prompt: str) -> str | None:
 def _confirm(host: str, command: str) -> bool:
     """Ask before running a command that changes a machine; shows the exact command."""
     with _prompt_lock:
-        print(f"\n{host}: this command may change the machine:\n    {command}", flush=True)
+        from kb.textsafe import safe, safe_line
+
+        # controls in the command are shown, not obeyed: the user reads what will run
+        print(
+            f"\n{safe_line(host)}: this command may change the machine:\n    {safe(command)}",
+            flush=True,
+        )
         try:
             answer = input("Run it there? [y/N] ")
         except EOFError:

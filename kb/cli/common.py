@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,5 +25,7 @@ def load_kb(root: Path | None = None) -> KnowledgeBase:
 
 
 def print_json(data: Any) -> None:
-    json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
-    sys.stdout.write("\n")
+    """Indented JSON on stdout, safe for a terminal (`kb.cli.output.print_json`)."""
+    from kb.cli import output
+
+    output.print_json(data)

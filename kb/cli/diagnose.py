@@ -83,21 +83,21 @@ def run(args: argparse.Namespace) -> int:
         use_hyperscan=not args.no_hyperscan,
     )
     progress.clear()
+    from kb.cli.output import print_json, write
+
     if args.top:
         diag.causes = diag.causes[: args.top]
     if args.json:
-        import json  # not kb.cli.common: it imports the pydantic models
-
-        json.dump(diag.to_json(explain=args.explain), sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print_json(diag.to_json(explain=args.explain))  # not kb.cli.common: it loads pydantic
     else:
         from kb.diagnosis.render import render
 
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        sys.stdout.write(render(diag, rules, explain=args.explain, color=color))
+        # render made the log's text safe before colouring it: only its colours are kept
+        write(render(diag, rules, explain=args.explain, color=color), keep_sgr=bool(color))
     sys.stdout.flush()
     for err in diag.errors:
-        sys.stderr.write(f"dlperf-help: {err['error']}\n")
+        write(f"dlperf-help: {err['error']}\n", sys.stderr)
     if diag.errors:
         return 2
     return 1 if diag.causes else 0
@@ -117,7 +117,9 @@ class _Progress:
             return
         self.last, self.shown = now, True
         pct = f" {100 * done / total:3.0f}%" if total else ""
-        sys.stderr.write(f"\rscanning {name}{pct} ({done / 1e6:,.0f} MB)\x1b[K")
+        from kb.textsafe import safe_line
+
+        sys.stderr.write(f"\rscanning {safe_line(name)}{pct} ({done / 1e6:,.0f} MB)\x1b[K")
         sys.stderr.flush()
 
     def clear(self) -> None:

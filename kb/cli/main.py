@@ -26,7 +26,9 @@ class OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line (and exit status 2)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        from kb.textsafe import safe_line
+
+        sys.stderr.write(f"{self.prog}: error: {safe_line(message)} (see {self.prog} --help)\n")
         raise SystemExit(2)
 
 
@@ -84,8 +86,10 @@ def main(
 
 
 def _say(message: str) -> None:
+    from kb.textsafe import safe_line
+
     first = message.strip().splitlines()[0] if message.strip() else "error"
-    sys.stderr.write(f"dlperf-help: {first}\n")
+    sys.stderr.write(f"dlperf-help: {safe_line(first)}\n")
 
 
 def _quiet_stdout() -> None:

@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from kb.textsafe import safe_line
+
 HELP = "validate (lint), list or test the rules"
 
 
@@ -45,8 +47,10 @@ def _lint(root: Path, as_json: bool) -> int:
     if as_json:
         print_json([i.as_json() for i in issues])
     else:
+        from kb.cli.output import line
+
         for i in issues:
-            print(i)
+            line(str(i))
         nodes = len(kb.causes) + len(kb.symptoms) + len(kb.fixes)
         warnings = len(issues) - len(errors)
         summary = (
@@ -76,7 +80,7 @@ def _list(root: Path, as_json: bool) -> int:
     else:
         width = max((len(r["id"]) for r in rows), default=10)
         for r in rows:
-            print(f"{r['id']:<{width}}  {r['area']:<10}  {r['title']}")
+            print(safe_line(f"{r['id']:<{width}}  {r['area']:<10}  {r['title']}"))
     return 0
 
 
@@ -90,6 +94,6 @@ def _test(root: Path, as_json: bool) -> int:
         print_json({"passed": passed, "failed": failed, "todo": todo})
     else:
         for f in failed:
-            print(f"FAIL {f['example']}: {f['why']}")
+            print(safe_line(f"FAIL {f['example']}: {f['why']}"))
         print(f"{passed} passed, {len(failed)} failed, {todo} todo", file=sys.stderr)
     return 1 if failed else 0

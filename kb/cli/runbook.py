@@ -41,5 +41,7 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"cannot write {args.output}: {exc.strerror}") from None
         print(f"wrote {args.output} ({len(text.splitlines())} lines)", file=sys.stderr)
     else:
-        sys.stdout.write(text)
+        from kb.cli.output import write
+
+        write(text)
     return 0

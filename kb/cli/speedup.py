@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 
 HELP = "judge measured throughput and scaling against DLPerf's published results"
 
@@ -76,7 +75,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(verdict.to_json())
     else:
-        sys.stdout.write(to_text(verdict))
+        from kb.cli.output import write
+
+        write(to_text(verdict))
     return 1 if verdict.low else 0
 
 

@@ -13,7 +13,6 @@ errors), 2 when it could not run at all.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 HELP = "this node's facts as JSON for `report` (run it on every node with srun/mpirun/pdsh)"
@@ -48,8 +47,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kb import survey
+    from kb.cli.output import write
     from kb.errors import UserError
     from kb.runners.local import LocalRunner
+    from kb.textsafe import json_dumps
 
     if args.script:
         sys.stdout.write(survey.script(args.python))
@@ -60,13 +61,11 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"the survey could not run: {doc['error']}")
     if args.json:
         text = (
-            json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
-            if args.one_line
-            else json.dumps(doc, indent=2, ensure_ascii=False)
+            json_dumps(doc, separators=(",", ":")) if args.one_line else json_dumps(doc, indent=2)
         )
         sys.stdout.write(text + "\n")
         return 0
-    sys.stdout.write(to_text(doc))
+    write(to_text(doc))
     return 0
 
 

@@ -23,11 +23,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from kb.textsafe import ESCAPES_B
+
 CHUNK = 1 << 20
 MAX_LINE = 64 * 1024
 _BINARY_SAMPLE = 64 * 1024
 
-_ANSI_B = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\n]*\x07")
+# escape sequences (CSI, OSC/DCS/APC strings ended by BEL or ST, charset and two-byte
+# escapes), removed before matching; linear: `kb.textsafe` says why
+_ANSI_B = ESCAPES_B
 _CR_B = re.compile(rb"\r+\n")
 # bytes that never occur in text (NUL is left out: truncated logs start with NUL runs)
 _CONTROL = (

@@ -1,5 +1,7 @@
 """A diagnosis as text for people: ranked causes, the lines that prove them (the
 matching part marked), the values found, and the fixes with those values filled in.
+Everything that comes from a log (lines, file names, values) goes through
+`kb.textsafe.safe` here, before this module adds its own colours.
 """
 
 from __future__ import annotations
@@ -8,6 +10,7 @@ from kb.diagnosis.compiled import CompiledRules
 from kb.diagnosis.model import BASIS_SYMPTOM, CauseResult, Diagnosis, Evidence
 from kb.diagnosis.ranking import LIKELY
 from kb.placeholders import fill_text, show_command
+from kb.textsafe import safe, safe_line
 
 SHOWN_WIDTH = 160
 
@@ -31,10 +34,12 @@ class Style:
 
 def _line(e: Evidence, style: Style) -> str:
     text, start, end = e.shown(SHOWN_WIDTH)
-    text = text.replace("\t", " ")
     if 0 <= start < end <= len(text) and (start, end) != (0, len(text)):
-        text = text[:start] + style.mark(text[start:end]) + text[end:]
-    return f"{style.dim(f'{e.file}:{e.line}')}  {text}"
+        pieces = [text[:start], text[start:end], text[end:]]
+        text = safe_line(pieces[0]) + style.mark(safe_line(pieces[1])) + safe_line(pieces[2])
+    else:
+        text = safe_line(text)
+    return f"{style.dim(f'{safe_line(e.file)}:{e.line}')}  {text}"
 
 
 def _symptom_only(causes: list[CauseResult], rules: CompiledRules, st: Style) -> list[str]:
@@ -80,24 +85,28 @@ def render(
     for i, c in enumerate(diag.causes, start=1):
         out.append("")
         kind = ", from the symptom only" if c.basis == BASIS_SYMPTOM else ""
-        out.append(st.bold(f"{i}. {c.title}") + f"  [{c.id}, confidence {c.confidence:.2f}{kind}]")
+        out.append(
+            st.bold(f"{i}. {safe_line(c.title)}")
+            + f"  [{c.id}, confidence {c.confidence:.2f}{kind}]"
+        )
         if c.evidence:
             out.append("   Evidence:")
             out.extend("     " + _line(e, st) for e in c.evidence)
         if c.params:
-            values = "  ".join(f"{k}={v}" for k, v in c.params.items())
+            values = safe_line("  ".join(f"{k}={v}" for k, v in c.params.items()))
             out.append(f"   Values: {values}")
         for fid in c.fixes:
             fix = rules.fixes.get(fid)
             if fix is None:
                 out.append(f"   Fix: {fid}")
                 continue
-            out.append(f"   Fix: {fill_text(fix.title, c.params)}  ({fid})")
+            out.append(f"   Fix: {safe_line(fill_text(fix.title, c.params))}  ({fid})")
             for cmd in fix.commands:
                 where = f"   # {cmd['where']}" if cmd.get("where") else ""
-                out.append(f"     $ {show_command(cmd['run'], c.params)}{st.dim(where)}")
+                shown = safe(show_command(cmd["run"], c.params))
+                out.append(f"     $ {shown}{st.dim(where)}")
         if explain and c.explanation:
-            out.append(f"   Why: {c.explanation}")
+            out.append(f"   Why: {safe(c.explanation)}")
     if diag.symptoms:
         out.append("")
         out.append("Symptoms: " + ", ".join(diag.symptoms))
@@ -105,14 +114,16 @@ def render(
         ff = diag.first_failure
         who = ", ".join(f"{k} {ff[k]}" for k in ("host", "rank", "time") if ff.get(k) is not None)
         out.append(
-            f"First failure: {ff.get('file')}:{ff.get('line')}" + (f" ({who})" if who else "")
+            safe_line(
+                f"First failure: {ff.get('file')}:{ff.get('line')}" + (f" ({who})" if who else "")
+            )
         )
     if diag.notes:
         out.append("")
         out.append("Notes (observations, not failures):")
         for n in diag.notes:
-            where = f" ({n.evidence[0].file}:{n.evidence[0].line})" if n.evidence else ""
-            out.append(f"  - {n.text}{st.dim(where)}")
+            where = f" ({safe_line(n.evidence[0].file)}:{n.evidence[0].line})" if n.evidence else ""
+            out.append(f"  - {safe(n.text)}{st.dim(where)}")
     if explain:
         out.append("")
         out.append(

@@ -6,6 +6,7 @@ from typing import Any
 
 from kb import ifadvice
 from kb.report.compare import Report
+from kb.textsafe import markdown_text, safe, safe_line
 
 MAX_CELL = 48
 
@@ -28,7 +29,9 @@ def _cut(text: str, width: int = MAX_CELL) -> str:
 def to_text(report: Report, only_differences: bool = False) -> str:
     """An aligned table with differing rows marked `!`, then causes, notes and advice."""
     columns, rows = table(report, only_differences)
-    grid = [columns] + [[r["fact"], *map(_cut, r["cells"])] for r in rows]
+    grid = [list(map(safe_line, columns))] + [
+        [safe_line(r["fact"]), *(_cut(safe_line(c)) for c in r["cells"])] for r in rows
+    ]
     widths = [max(len(row[i]) for row in grid) for i in range(len(columns))]
     marks = [" "] + ["!" if r["differs"] else " " for r in rows]
     lines = [
@@ -59,11 +62,11 @@ def to_text(report: Report, only_differences: bool = False) -> str:
         else:
             lines += [f"  no value works: {p}" for p in report.advice.problems]
         lines += [f"  - {e}" for e in report.advice.explanation]
-    return "\n".join(lines) + "\n"
+    return safe("\n".join(lines)) + "\n"  # node names, errors, evidence: text from outside
 
 
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return markdown_text(text.replace("\n", " "))
 
 
 def to_markdown(report: Report) -> str:
@@ -76,8 +79,9 @@ def to_markdown(report: Report) -> str:
         "|" + "---|" * len(columns),
     ]
     for r in rows:
-        cells = [f"**{r['fact']}** ⚠" if r["differs"] else r["fact"], *r["cells"]]
-        out.append("| " + " | ".join(_md_cell(c) for c in cells) + " |")
+        fact = _md_cell(r["fact"])
+        cells = [f"**{fact}** ⚠" if r["differs"] else fact, *map(_md_cell, r["cells"])]
+        out.append("| " + " | ".join(cells) + " |")
     out += ["", f"{len(report.differences)} difference(s) between {len(report.nodes)} node(s).", ""]
     if report.unreachable:
         out += [f"- unreachable: {u['node']}: {u['error']}" for u in report.unreachable] + [""]
@@ -93,4 +97,4 @@ def to_markdown(report: Report) -> str:
         out += ["### Notes", ""] + [f"- {n['text']}" for n in report.notes] + [""]
     if report.advice:
         out.append(ifadvice.to_markdown(report.advice))
-    return "\n".join(out).rstrip() + "\n"
+    return safe("\n".join(out).rstrip()) + "\n"

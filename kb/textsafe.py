@@ -1,0 +1,105 @@
+"""Text from logs and nodes made safe for a terminal: every control removed or made visible.
+
+Why it exists: a log line or a node's output can hold what a terminal obeys rather than
+shows: OSC 52 writes the clipboard, OSC 8 hides a link's target, RIS (`ESC c`) resets the
+screen, DCS/SOS/PM/APC strings reach the terminal's parsers, C1 controls (U+0080-U+009F)
+act as ESC sequences on some terminals, CR and backspace overwrite what was printed, and
+bidi controls reorder it. Everything written to a terminal from a log, a path or a node
+goes through `safe` (or `safe_line`, `json_dumps`): complete escape sequences are removed,
+every other control is shown as a visible stand-in (`␛`, `␍`, `<U+202E>`); tabs and
+newlines stay. One regex pass, linear in the text: each repetition in the grammar
+excludes the characters that start another sequence, so no character is scanned twice.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+# ESC-introduced sequences (ECMA-48, as xterm parses them); the 8-bit forms of the
+# introducers (C1) are sequences too. A string's body stops at any ESC, C1, BEL, CAN,
+# SUB or newline, so a string that is never terminated costs one scan of its body.
+_ST = "(?:\x07|\x1b\\\\|\x9c)"
+_STRING = "(?:\x1b[\\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\n\x18\x1a\x1b\x80-\x9f]*" + _ST
+_CSI = "(?:\x1b\\[|\x9b)[0-?]*[ -/]*[@-~]"
+_NF = "\x1b[ -/]+[0-~]"  # character sets (ESC ( B), DECALN (ESC # 8), ...
+_FE = "\x1b[0-~]"  # two-character escapes: RIS (ESC c), ESC 7, ESC M, a string's bare start
+# single characters shown instead of obeyed: C0 but tab and newline, DEL, C1, bidi and
+# line-separator controls, lone surrogates (they cannot even be encoded for a terminal)
+_SINGLE = (
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+    "\ud800-\udfff]"
+)
+_UNSAFE = re.compile(f"(?P<seq>{_STRING}|{_CSI}|{_NF}|{_FE})|{_SINGLE}")
+_SGR = re.compile(r"\x1b\[[0-9;]*m\Z")
+_CRLF = re.compile(r"\r+\n")
+_JSON_UNSAFE = re.compile(
+    "[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+
+# the same sequences in bytes, for the log reader (7-bit forms only: in UTF-8 the bytes
+# 0x80-0x9f are parts of characters); it removes them before matching
+ESCAPES_B = re.compile(
+    (
+        "\x1b[\\]PX^_][^\x07\n\x18\x1a\x1b]*" + _ST.replace("|\x9c", "") + f"|{_CSI}|{_NF}|{_FE}"
+    ).encode("latin-1")
+)
+
+
+def visible(ch: str) -> str:
+    """What stands for one control character: a control picture for C0 (`␛`, `␍`, `␀`)
+    and DEL, `<U+XXXX>` for C1 and bidi controls, U+FFFD for a lone surrogate."""
+    code = ord(ch)
+    if code < 0x20:
+        return chr(0x2400 + code)
+    if code == 0x7F:
+        return "\u2421"
+    if 0xD800 <= code <= 0xDFFF:
+        return "\ufffd"
+    return f"<U+{code:04X}>"
+
+
+def safe(text: str, *, keep_sgr: bool = False) -> str:
+    """`text` as a terminal may show it: escape sequences removed, other controls visible,
+    tabs and newlines kept (CRLF and CRs before a newline become that newline).
+    `keep_sgr` keeps bare colour codes (`ESC [ 1;31 m`): for text this program coloured
+    itself, never for text from outside."""
+    if "\r" in text:
+        text = _CRLF.sub("\n", text)
+
+    def repl(m: re.Match[str]) -> str:
+        if m.group("seq") is None:
+            return visible(m.group())
+        if keep_sgr and _SGR.match(m.group()):
+            return m.group()
+        return ""
+
+    return _UNSAFE.sub(repl, text)
+
+
+def safe_line(text: str) -> str:
+    """`safe`, for a place that holds one line (a status, a table cell): a newline shows as
+    `␤` and a tab as a space."""
+    return safe(text).replace("\n", "\u2424").replace("\t", " ")
+
+
+def strip_escapes(text: str) -> str:
+    """Only the escape sequences removed (for matching and parsing, not for showing)."""
+    return _UNSAFE.sub(lambda m: "" if m.group("seq") is not None else m.group(), text)
+
+
+def json_dumps(data: Any, **kwargs: Any) -> str:
+    """`json.dumps` whose output is safe on a terminal and still means the same data: the
+    characters JSON leaves raw (DEL, C1, bidi controls, lone surrogates) are `\\u` escapes."""
+    text = json.dumps(data, ensure_ascii=False, **kwargs)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_MD_SPECIAL = re.compile(r"([\\`\[\]<>|])")
+
+
+def markdown_text(text: str) -> str:
+    """`safe_line(text)` as literal Markdown: no link, image, HTML tag, code span or table
+    cell boundary can start inside it (each such character is backslash-escaped)."""
+    return _MD_SPECIAL.sub(r"\\\1", safe_line(text))

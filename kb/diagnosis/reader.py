@@ -72,7 +72,8 @@ def display_name(name: str) -> str:
 
 
 def open_input(name: str) -> BinaryIO:
-    """A binary stream over a file, a `.gz` file (by content, not name) or stdin (`-`)."""
+    """A binary stream of UTF-8 over a file, a `.gz` file (by content, not name) or stdin
+    (`-`), in UTF-8, UTF-16 or UTF-32 (by byte-order mark or NUL pattern)."""
     if name == "-":
         stream: BinaryIO = sys.stdin.buffer
     else:
@@ -87,13 +88,15 @@ def open_input(name: str) -> BinaryIO:
             raise
         except OSError as exc:
             raise InputError(f"{name}: {_os_reason(exc)}") from None
+    from kb.diagnosis.decoding import as_utf8  # UTF-16/32 logs, after gunzip
+
     head = _peek(stream, 2)
     if head == b"\x1f\x8b":
         gz = gzip.GzipFile(fileobj=stream, mode="rb")
         if name != "-":
             gz.myfileobj = stream  # type: ignore[assignment]  # close() closes the file too
-        return gz  # type: ignore[return-value]
-    return stream
+        return as_utf8(gz, name)  # type: ignore[arg-type]
+    return as_utf8(stream, name)
 
 
 def _peek(stream: BinaryIO, n: int) -> bytes:

@@ -1,17 +1,25 @@
 """Every kind of bad input gets a result or a one-line error: never a traceback or a hang.
 
 Binary data, invalid UTF-8, CRLF, ANSI colour codes, a 100 MB line without a newline,
-an empty file, a missing file, a directory, gzip (good, damaged, misnamed) and stdin.
+an empty file, a missing file, a directory, gzip (good, damaged, misnamed), stdin, and
+logs in UTF-16 or UTF-32 (with or without a byte-order mark, also gzipped).
 """
 
 from __future__ import annotations
 
+import codecs
 import gzip
+import io
 import json
+import random
 from pathlib import Path
 
-from kb.diagnosis import reader
+import pytest
+
+from kb.diagnosis import decoding, reader
 from kb.diagnosis.engine import diagnose_paths, diagnose_text
+
+from .conftest import DEV_CORPUS, SHIPPED_RULES, agreed
 
 CUDA_LINE = "OSError: libcudart.so.10.1: cannot open shared object file: No such file or directory"
 
@@ -160,3 +168,121 @@ def test_progress_counts_input_bytes_and_cancel_stops_the_scan(rules, tmp_path: 
     diag = diagnose_paths(rules, [path], progress=lambda *_: cancel.set(), cancel=cancel)
     assert diag.cancelled
     assert 0 < diag.stats.lines < 200_000
+
+
+# ---------------------------------------------------------------- UTF-16 and UTF-32 logs
+
+NCCL_LOG = DEV_CORPUS / "h200-nccl-socket-ifname-missing.log"
+
+
+def _same_diagnosis(diag: dict, name: str) -> dict:  # type: ignore[type-arg]
+    """A diagnosis with the file name and the byte count (which the encoding changes) out."""
+    text = json.dumps(diag).replace(json.dumps(name)[1:-1], "LOG")
+    out = json.loads(text)
+    out["stats"].pop("bytes")
+    return out
+
+
+def _encoded(text: str, codec: str, bom: bytes) -> bytes:
+    return bom + text.encode(codec)
+
+
+@pytest.fixture(scope="module")
+def utf8_diagnosis(shipped) -> dict:  # type: ignore[no-untyped-def, type-arg]
+    want = _same_diagnosis(agreed(shipped, paths=[NCCL_LOG]), str(NCCL_LOG))
+    assert want["causes"][0]["id"] == "nccl-wrong-interface"
+    return want
+
+
+@pytest.mark.parametrize(
+    ("codec", "bom", "crlf", "gz"),
+    [
+        ("utf-16-le", codecs.BOM_UTF16_LE, True, False),  # what PowerShell's `>` writes
+        ("utf-16-le", codecs.BOM_UTF16_LE, True, True),
+        ("utf-16-le", b"", False, False),
+        ("utf-16-be", codecs.BOM_UTF16_BE, False, False),
+        ("utf-16-be", b"", True, False),
+        ("utf-32-le", codecs.BOM_UTF32_LE, False, False),
+        ("utf-32-le", b"", False, False),
+        ("utf-32-be", codecs.BOM_UTF32_BE, True, False),
+        ("utf-32-be", b"", False, True),
+        ("utf-8", codecs.BOM_UTF8, True, False),
+    ],
+)
+def test_a_utf16_or_utf32_log_is_diagnosed_as_its_utf8_original(
+    shipped, utf8_diagnosis, tmp_path: Path, codec: str, bom: bytes, crlf: bool, gz: bool
+) -> None:
+    text = NCCL_LOG.read_text(encoding="utf-8")
+    data = _encoded(text.replace("\n", "\r\n") if crlf else text, codec, bom)
+    assert b"\0" in data or codec == "utf-8"
+    path = tmp_path / (NCCL_LOG.name + (".gz" if gz else ""))  # a name says the rank: keep it
+    path.write_bytes(gzip.compress(data) if gz else data)
+    assert _same_diagnosis(agreed(shipped, paths=[path]), str(path)) == utf8_diagnosis
+
+
+def test_cli_diagnoses_a_powershell_log_instead_of_finding_nothing(cli, tmp_path: Path) -> None:
+    text = NCCL_LOG.read_text(encoding="utf-8").replace("\n", "\r\n")
+    (tmp_path / "out.log").write_bytes(codecs.BOM_UTF16_LE + text.encode("utf-16-le"))
+    proc = cli("diagnose", "--json", "out.log", cwd=tmp_path, rules=SHIPPED_RULES)
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["causes"][0]["id"] == "nccl-wrong-interface"
+    assert data["causes"][0]["evidence"][0]["line"] == 8
+    assert (
+        "NCCL WARN Bootstrap : no socket interface found"
+        in (data["causes"][0]["evidence"][0]["text"])
+    )
+
+
+def test_utf16_read_in_small_reads_keeps_characters_whole(rules) -> None:
+    """A block boundary inside a code unit or a surrogate pair loses nothing."""
+    text = "α😀 " + CUDA_LINE + "\n"
+    raw = io.BytesIO(codecs.BOM_UTF16_LE + text.encode("utf-16-le"))
+    raw.peek = lambda n=0: raw.getvalue()[raw.tell() : raw.tell() + max(n, 1)]  # type: ignore[attr-defined]
+    wrapped = decoding.as_utf8(raw, "x")  # type: ignore[arg-type]
+    got = b"".join(iter(lambda: wrapped.read(3), b""))
+    assert got.decode("utf-8") == text
+
+
+@pytest.mark.parametrize(
+    ("head", "what"),
+    [
+        (b"", "random bytes"),
+        (codecs.BOM_UTF16_LE, "random bytes after a UTF-16 mark"),
+        (codecs.BOM_UTF32_BE, "random bytes after a UTF-32 mark"),
+    ],
+)
+def test_random_bytes_are_refused_with_one_line(
+    rules, tmp_path: Path, head: bytes, what: str
+) -> None:
+    path = tmp_path / "garbage.log"
+    path.write_bytes(head + random.Random(7).randbytes(200_000))
+    diag = diagnose_paths(rules, [path])
+    assert diag.errors == [{"file": str(path), "error": f"{path}: binary data, not a text log"}], (
+        what
+    )
+
+
+def test_nul_runs_and_legacy_encodings_are_still_read_as_text(rules, tmp_path: Path) -> None:
+    """A log truncated in place starts with NULs; a GBK log is invalid UTF-8 without
+    control bytes: neither is taken for UTF-16 or refused."""
+    nuls = tmp_path / "truncated.log"
+    nuls.write_bytes(b"\0" * 5000 + b"restarted\n" + CUDA_LINE.encode() + b"\n")
+    gbk = tmp_path / "gbk.log"
+    gbk.write_bytes(("训练开始，加载数据集\n" * 200 + CUDA_LINE + "\n").encode("gbk"))
+    for path, line in ((nuls, 2), (gbk, 201)):
+        diag = diagnose_paths(rules, [path])
+        assert diag.errors == [], path
+        assert _ids(diag) == ["cuda-lib-missing"]
+        assert diag.causes[0].evidence[0].line == line
+
+
+def test_sniffing_names_the_encoding() -> None:
+    assert decoding.sniff("hello\n".encode("utf-16-le")) == ("utf-16-le", 0)
+    assert decoding.sniff("hello\n".encode("utf-16-be")) == ("utf-16-be", 0)
+    assert decoding.sniff("hello\n".encode("utf-32-le")) == ("utf-32-le", 0)
+    assert decoding.sniff("hello\n".encode("utf-32-be")) == ("utf-32-be", 0)
+    assert decoding.sniff(codecs.BOM_UTF16_LE + b"h\0") == ("utf-16-le", 2)
+    assert decoding.sniff(codecs.BOM_UTF32_LE + b"h\0\0\0") == ("utf-32-le", 4)
+    assert decoding.sniff(b"\0" * 100 + b"hello") == ("utf-8", 0)
+    assert decoding.sniff("训练".encode("utf-16-le")) == ("utf-8", 0)  # no NUL: left as is

@@ -8,11 +8,21 @@ Model: single fault, as in decision-theoretic troubleshooting (Heckerman, Breese
 Rommelse, 1995): one candidate cause, or something the rules do not know (`OTHER`), is
 behind the symptom. Each cause starts at the odds of its `prior` (of its confidence when
 the log showed it), `OTHER` at `OTHER_ODDS`; probabilities are odds normalised.
-A step's *p* is the mass of open causes an outcome confirms (a failing check confirms its
-cause, a passing one rules it out, unless the rule says otherwise), plus half the mass it
+An answer confirms (odds times `CONFIRM_FACTOR`) or rules out what the rule says. A check
+is evidence worth what it can show: its outcome multiplies each cause's odds by the
+likelihood ratio, P(outcome | cause) / P(outcome | not cause), from the check's
+`sensitivity` and `false_alarm` (defaults by kind: `DEFAULT_LIKELIHOOD`). For a cause the
+log proves, a check that does not test the variant the log saw (its `shows` lists none of
+the signatures that fired) is nearly blind: its sensitivity shrinks towards its false-alarm
+rate (`BLIND_WEIGHT`), so it barely moves the cause. A check that did not run (unavailable,
+error, skipped) moves nothing. A pass with a ratio at or below `RULE_OUT_RATIO` rules out a
+cause the log does not show; a fail at or above `CONFIRM_RATIO` confirms (any fail that
+agrees with a cause the log shows does).
+A step's *p* is the mass of open causes an outcome confirms, each weighted by what the
+check can tell (sensitivity minus false alarms; 1 for an answer), plus half the mass it
 can only rule out; steps go in decreasing p / cost (the p/C rule), ties to the cheaper.
-Ruling out removes a cause, with the reason (a cause the log shows is only divided by
-`CONFIRM_FACTOR`: a check can miss what the log saw); confirming multiplies by it.
+Checks with `applies_if` are offered only once the log, an answer or a check gave a
+matching value (or the log shows their cause).
 The walk is settled when a confirmed cause holds `SETTLED`; with no step left it offers a
 cause above `LIKELY_END`, else says honestly the case is not in the knowledge base yet.
 State is recomputed by replaying the events, so undo is dropping the last one.
@@ -40,6 +50,15 @@ LIKELY_END = 0.5
 RULE_OUT_ONLY_WEIGHT = 0.5
 MAX_CONFIDENCE = 0.99
 HEALTHY = "the node is healthy on this point"
+# (sensitivity, false-alarm rate) of a check whose rule gives none, by kind
+DEFAULT_LIKELIHOOD = {
+    "node": (0.9, 0.05),  # a read-only look at one node
+    "pair": (0.9, 0.05),  # a probe from each node to each other
+    "test": (0.95, 0.05),  # a test run (not read-only): closer to the real job
+}
+BLIND_WEIGHT = 0.1  # what is left of a check's power on a variant it does not test
+CONFIRM_RATIO = 5.0
+RULE_OUT_RATIO = 0.2
 
 StepKind = Literal["question", "check"]
 EventKind = Literal["answer", "check", "skip", "choose"]
@@ -55,6 +74,8 @@ class Outcome:
     text: str
     confirms: tuple[str, ...] = ()
     rules_out: tuple[str, ...] = ()
+    ratios: tuple[tuple[str, float], ...] = ()  # a check's likelihood ratio per cause
+    sets: tuple[tuple[str, str], ...] = ()  # values an answer establishes
 
 
 @dataclass(frozen=True)
@@ -100,6 +121,8 @@ class Event:
     rules_out: tuple[str, ...] = ()
     record: CheckRecord | None = None
     step_kind: str = ""  # what was skipped: "question" or "check"
+    ratios: tuple[tuple[str, float], ...] = ()
+    sets: tuple[tuple[str, str], ...] = ()
 
     @property
     def step_key(self) -> str:
@@ -183,6 +206,10 @@ class Walk:
                 candidates.setdefault(c.id, None)
         self.candidates = list(candidates)
         self.diagnosed = diagnosed
+        self.fired: dict[str, set[str]] = {}  # cause -> the signature ids the log fired
+        for found in diagnosis.causes if diagnosis is not None else []:
+            sigs = {e.signature.split("/", 1)[-1] for e in found.evidence if e.signature}
+            self.fired.setdefault(found.id, set()).update(sigs)
         self.events: list[Event] = []
         self._state: tuple[dict[str, Belief], dict[str, str], float] | None = None
 
@@ -203,6 +230,12 @@ class Walk:
         params = dict(self.base_params)
         for ev in self.events:
             because = self._because(ev)
+            params.update(dict(ev.sets))
+            if ev.kind == "check":
+                self._weigh(ev, because, odds, beliefs)
+                if ev.record is not None:
+                    params.update(ev.record.params)
+                continue
             for cid in (c for c in ev.rules_out if c in beliefs):
                 b = beliefs[cid]
                 if b.status == "ruled_out":
@@ -225,6 +258,49 @@ class Walk:
             b.p = odds[cid] / total
         self._state = (beliefs, params, OTHER_ODDS / total)
         return self._state
+
+    def _weigh(
+        self, ev: Event, because: str, odds: dict[str, float], beliefs: dict[str, Belief]
+    ) -> None:
+        """A check's outcome multiplies each cause's odds by its likelihood ratio."""
+        for cid, ratio in ev.ratios:
+            b = beliefs.get(cid)
+            if b is None or b.status == "ruled_out" or ratio == 1.0:
+                continue
+            if ratio <= RULE_OUT_RATIO and cid not in self.diagnosed:
+                odds[cid], b.status = 0.0, "ruled_out"
+                b.reasons.append(f"ruled out because {because}")
+                continue
+            odds[cid] *= ratio
+            if ratio >= CONFIRM_RATIO or (ratio > 1 and cid in self.diagnosed):
+                b.status = "confirmed"  # (the log shows it and the check agrees)
+                b.reasons.append(f"confirmed because {because} (×{ratio:.3g})")
+            elif ratio > 1:
+                b.reasons.append(f"more likely because {because} (×{ratio:.3g})")
+            elif cid in self.diagnosed:
+                b.reasons.append(
+                    f"less likely because {because} (×{ratio:.3g}), but the log still shows it"
+                )
+            else:
+                b.reasons.append(f"less likely because {because} (×{ratio:.3g})")
+
+    def likelihood(self, chk: Check, cause_id: str) -> tuple[float, float]:
+        """(sensitivity, false-alarm rate) of a check towards one cause, as this walk sees it:
+        nearly blind towards a log-proven cause whose variant it does not test."""
+        kind = "pair" if chk.scope == "pair" else "node" if chk.read_only else "test"
+        sens, fa = DEFAULT_LIKELIHOOD[kind]
+        sens = chk.sensitivity if chk.sensitivity is not None else sens
+        fa = chk.false_alarm if chk.false_alarm is not None else fa
+        fired = self.fired.get(cause_id)
+        if cause_id in self.diagnosed and not (fired and set(chk.shows) & fired):
+            sens = fa + BLIND_WEIGHT * (sens - fa)
+        return sens, fa
+
+    def applies(self, chk: Check, owners: tuple[str, ...], params: dict[str, str]) -> bool:
+        """A check bound to a framework or launcher waits until something says it is that."""
+        if any(c in self.diagnosed for c in owners):
+            return True
+        return all(params.get(k) in allowed for k, allowed in chk.applies_if.items())
 
     @staticmethod
     def _because(ev: Event) -> str:
@@ -259,19 +335,31 @@ class Walk:
         """Values known so far: from the log's evidence, then from checks' outputs."""
         return dict(self._compute()[1])
 
-    def _all_steps(self) -> Iterable[Step]:
+    def _all_steps(self, offered_only: bool = False) -> Iterable[Step]:
         shown: set[str] = set()  # two symptoms may share a question, two causes a check
         questions = (q for sid in self.symptoms for q in self.kb.symptoms[sid].questions)
         checks = ((chk, cid) for cid in self.candidates for chk in self.kb.checks_of(cid))
+        params = self.params if offered_only else {}
         for step in (*map(self._question_step, questions), *(self._check_step(*c) for c in checks)):
-            if step.key not in shown:
-                shown.add(step.key)
-                yield step
+            if step.key in shown:
+                continue
+            shown.add(step.key)
+            if offered_only and step.check is not None:
+                owners = tuple(c for o in step.outcomes for c, _ in o.ratios)
+                if not self.applies(step.check, owners, params):
+                    continue
+            yield step
 
     def _question_step(self, q: Question) -> Step:
         t = self.lang
         answers = tuple(
-            Outcome(a.id, text_of(a.text, t), tuple(a.confirms), tuple(a.rules_out))
+            Outcome(
+                a.id,
+                text_of(a.text, t),
+                tuple(a.confirms),
+                tuple(a.rules_out),
+                sets=tuple(sorted(a.sets.items())),
+            )
             for a in q.answers
         )
         return Step("question", q.id, text_of(q.text, t), q.cost, answers, help=text_of(q.help, t))
@@ -285,8 +373,21 @@ class Walk:
         fail, ok = chk.on_problem, chk.on_ok
         bad = (tuple(fail.confirms), tuple(fail.rules_out)) if fail else (owners, ())
         good = (tuple(ok.confirms), tuple(ok.rules_out)) if ok else ((), owners)
+        fail_ratios: dict[str, float] = {}
+        pass_ratios: dict[str, float] = {}
+        for c in dict.fromkeys((*bad[0], *bad[1], *good[0], *good[1])):
+            if c not in self.kb.causes:
+                continue
+            sens, fa = self.likelihood(chk, c)
+            # a check read the other way round (its failure speaks against the cause)
+            against = c in bad[1] or c in good[0]
+            fail_ratios[c] = (1 - sens) / (1 - fa) if against else sens / fa
+            pass_ratios[c] = sens / fa if against else (1 - sens) / (1 - fa)
         means = text_of(chk.means, self.lang)
-        outcomes = (Outcome("fail", means, *bad), Outcome("pass", HEALTHY, *good))
+        outcomes = (
+            Outcome("fail", means, *bad, ratios=tuple(fail_ratios.items())),
+            Outcome("pass", HEALTHY, *good, ratios=tuple(pass_ratios.items())),
+        )
         title = text_of(chk.title, self.lang)
         return Step(
             "check", chk.id, title, chk.cost, outcomes, help=means, check=chk, cause=owners[0]
@@ -300,7 +401,7 @@ class Walk:
         beliefs, _, _ = self._compute()
         done = self._done_steps()
         ranked: list[Step] = []
-        for step in self._all_steps():
+        for step in self._all_steps(offered_only=True):
             if step.key in done:
                 continue
             confirmable: set[str] = set()
@@ -309,13 +410,23 @@ class Walk:
                 confirmable.update(c for c in o.confirms if c in beliefs)
                 removable.update(c for c in o.rules_out if c in beliefs)
             open_ = {c for c, b in beliefs.items() if b.status == "open"}
-            p = sum(beliefs[c].p for c in confirmable & open_)
-            p += RULE_OUT_ONLY_WEIGHT * sum(beliefs[c].p for c in (removable - confirmable) & open_)
+            power = self._power(step)
+            p = sum(beliefs[c].p * power.get(c, 1.0) for c in confirmable & open_)
+            p += RULE_OUT_ONLY_WEIGHT * sum(
+                beliefs[c].p * power.get(c, 1.0) for c in (removable - confirmable) & open_
+            )
             if p <= 0:
                 continue
             ranked.append(replace(step, p_settle=p))
         ranked.sort(key=lambda s: (-s.efficiency, s.cost, s.kind != "check", s.id))
         return ranked
+
+    def _power(self, step: Step) -> dict[str, float]:
+        """What a check can tell about each cause: sensitivity minus false alarms."""
+        if step.check is None:
+            return {}
+        causes = {c for o in step.outcomes for c, _ in o.ratios}
+        return {c: abs(s - f) for c in causes for s, f in [self.likelihood(step.check, c)]}
 
     def step(self, step_id: str, kind: str | None = None) -> Step:
         """A step by its key (`check:list-interfaces`), or by id and kind."""
@@ -336,9 +447,9 @@ class Walk:
     def answer(self, question_id: str, answer_id: str) -> Event:
         step = self.step(question_id, "question")
         o = step.outcome(answer_id)
-        return self._push(
-            Event("answer", step.id, step.title, o.id, o.text, o.confirms, o.rules_out)
-        )
+        ev = Event("answer", step.id, step.title, o.id, o.text, o.confirms, o.rules_out)
+        ev.sets = o.sets
+        return self._push(ev)
 
     def record_check(self, record: CheckRecord) -> Event:
         """A check's verdict: `fail` and `pass` move the belief, other statuses only note it."""
@@ -348,6 +459,7 @@ class Walk:
         text = record.finding or record.reason
         ev = Event("check", step.id, step.title, record.status, text, o.confirms, o.rules_out)
         ev.record = record
+        ev.ratios = o.ratios
         return self._push(ev)
 
     def skip(self, step_id: str) -> Event:

@@ -93,13 +93,22 @@ def for_checks(kb: KnowledgeBase, check_ids: list[str]) -> list[Task]:
 
 
 def survey(kb: KnowledgeBase) -> list[Task]:
-    """Every cheap, read-only, node-scope check that needs no value from the user."""
+    """Every cheap, read-only, node-scope check that needs no value from the user.
+
+    The survey knows one port, the SSH port: only the checks of the `ssh` area get it
+    (the rendezvous-port check handed it said `held by sshd` on every node)."""
     out = []
     for _cid, (cause, chk) in sorted(kb.checks.items()):
         cheap = chk.read_only and chk.cost <= SURVEY_MAX_COST and chk.scope == "node"
-        if cheap and not [n for n in names_in(chk.run) if n != "port"]:
+        needs = set(names_in(chk.run))
+        if "port" in needs and kb.area_of(cause) == SSH_AREA:
+            needs.discard("port")
+        if cheap and not needs:
             out.append(_check_task(cause, chk))
     return out
+
+
+SSH_AREA = "ssh"  # the rules folder whose {port} is the SSH port the survey knows
 
 
 def for_fix(kb: KnowledgeBase, fix_id: str) -> list[Task]:
@@ -108,7 +117,9 @@ def for_fix(kb: KnowledgeBase, fix_id: str) -> list[Task]:
         raise _unknown("fix", fix_id, sorted(kb.fixes))
     fix = kb.fixes[fix_id]
     out = [
-        Task(
+        _env_only_task(f"{fix_id}#{i + 1}", cmd.run, cmd.where)
+        if ENV_ONLY.fullmatch(cmd.run.strip())
+        else Task(
             f"{fix_id}#{i + 1}",
             text_of(fix.title),
             cmd.run,
@@ -118,10 +129,31 @@ def for_fix(kb: KnowledgeBase, fix_id: str) -> list[Task]:
             None,
             None,
             "fix",
+            fix.params,
         )
         for i, cmd in enumerate(fix.commands)
     ]
     return out + for_checks(kb, [v for v in fix.verify if v in kb.checks])
+
+
+ENV_ONLY = re.compile(r"export [A-Za-z_][A-Za-z0-9_]*=\S*")
+
+
+def _env_only_task(task_id: str, run: str, where: str | None) -> Task:
+    """An `export` in a shell of its own changes nothing: instead of running it (and
+    reporting it applied), say where it must go; the task fails so nobody reads it as done."""
+    import shlex
+
+    place = " ".join((where or "the job script every rank runs").split())
+    note = f"NOT APPLIED: {run.strip()} takes effect only in {place}"
+    note = re.sub(r"\{(\w+)\}", r"<\1>", note).replace("{", "{{").replace("}", "}}")
+    return Task(
+        task_id,
+        "set in the job's environment",
+        f"printf '%s\\n' {shlex.quote(note)}; exit 3",
+        True,
+        10.0,
+    )
 
 
 # ---------------------------------------------------------------- values

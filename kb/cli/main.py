@@ -19,7 +19,17 @@ from pathlib import Path
 from kb import __version__
 from kb.errors import UserError
 
-SUBCOMMANDS = ["diagnose", "check", "survey", "report", "speedup", "runbook", "rules", "tui"]
+SUBCOMMANDS = [
+    "diagnose",
+    "walk",
+    "check",
+    "survey",
+    "report",
+    "speedup",
+    "runbook",
+    "rules",
+    "tui",
+]
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -212,6 +212,28 @@ class Check(Strict):
     )
     on_problem: Outcome | None = None
     on_ok: Outcome | None = None
+    sensitivity: float | None = Field(
+        None,
+        gt=0,
+        lt=1,
+        description="how often it fails when its cause holds (default by kind, see kb.walk)",
+    )
+    false_alarm: float | None = Field(
+        None,
+        gt=0,
+        lt=1,
+        description="how often it fails when its cause does not hold (default by kind)",
+    )
+    shows: list[RuleId] = Field(
+        default_factory=list,
+        description="signature ids of its cause whose claim it tests (the variant it can "
+        "show); a cause the log proves moves fully only on such a check",
+    )
+    applies_if: dict[ParamName, list[str]] = Field(
+        default_factory=dict,
+        description="offered only once each named value (from the log, an answer or a "
+        "check) is one of these, e.g. framework: [paddle]",
+    )
 
 
 # ---------------------------------------------------------------- examples
@@ -263,6 +285,9 @@ class Answer(Strict):
     text: Text
     confirms: list[RuleId] = Field(default_factory=list)
     rules_out: list[RuleId] = Field(default_factory=list)
+    sets: dict[ParamName, str] = Field(
+        default_factory=dict, description="values the answer establishes, e.g. framework: paddle"
+    )
 
 
 class Question(Strict):

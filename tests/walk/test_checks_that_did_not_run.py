@@ -13,21 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from kb import loader
 from kb.checkeval import evaluate
 from kb.checkrun import pairs
 from kb.cli.main import main
 from kb.knowledge import KnowledgeBase
-from kb.paths import rules_dir
 from kb.placeholders import fill_command
 from kb.schema.models import Check
 from kb.session import CheckRecord
 from kb.walk import Walk
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return loader.load(rules_dir())[0]
 
 
 def sh(command: str, path: str | None = None) -> tuple[str, str, int]:

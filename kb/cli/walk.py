@@ -1,0 +1,180 @@
+"""`dlperf-help walk [LOG...] [--symptom ID] [--facts FILE...] [--answer Q=A...] [--json]`.
+
+The decision-tree walk without a person, for clusters and scripts: the same engine as
+the TUI's walk (`kb.walk`), fed by the log's diagnosis, given answers, `check --json`
+results and node surveys (one per node, or JSON lines from srun/mpirun/pdsh; a survey's
+recorded interfaces answer the checks that read them). It stops where a person is needed.
+Exit status: 0 settled or chosen, 1 likely, unknown or needs a person, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+HELP = "walk the decision tree without a person: from logs, answers and node facts to the fix"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("logs", nargs="*", metavar="LOG", help="the failing job's logs (plain or .gz)")
+    p.add_argument("--symptom", metavar="ID", help="start from this symptom (see: rules list)")
+    p.add_argument(
+        "--facts",
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help="`survey --json` or `check --json` files (one per node, or JSON lines)",
+    )
+    p.add_argument(
+        "--answer",
+        nargs="+",
+        default=[],
+        metavar="QUESTION=OUTCOME",
+        help="an answer to a question (its answer id), or a check you ran (pass|fail)",
+    )
+    p.add_argument("--json", action="store_true", help="print the walk as one JSON object")
+
+
+def run(args: argparse.Namespace) -> int:
+    from kb.batchwalk import run_batch
+    from kb.cli.common import load_kb, print_json
+    from kb.diagnosis.engine import diagnose_paths
+    from kb.errors import UserError
+    from kb.walk import Walk, WalkError
+
+    if not args.logs and not args.symptom:
+        raise UserError("give a log or --symptom ID (see: dlperf-help rules list)")
+    kb = load_kb()
+    answers = _answers(args.answer)
+    for log in args.logs:
+        if not Path(log).is_file():
+            raise UserError("cannot read: no such file", log)
+    diagnosis = diagnose_paths(kb, [Path(p) for p in args.logs]) if args.logs else None
+    try:
+        walk = Walk(kb, symptom=args.symptom, diagnosis=diagnosis)
+    except WalkError as exc:
+        raise UserError(str(exc)) from None
+    for key in answers:
+        try:
+            walk.step(key)
+        except WalkError:
+            raise UserError(
+                f"--answer {key}=...: no question or check '{key}' in this walk"
+            ) from None
+    records, nodes = _facts(args.facts)
+    try:
+        end = run_batch(walk, answers, records, nodes)
+    except WalkError as exc:
+        raise UserError(str(exc)) from None
+    finally:
+        for node in nodes:
+            node.close()
+    doc = _document(walk, end)
+    if args.json:
+        print_json(doc)
+    else:
+        sys.stdout.write(_text(doc))
+    return 0 if end.end in ("settled", "chosen") else 1
+
+
+def _answers(items: list[str]) -> dict[str, str]:
+    from kb.errors import UserError
+
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key or not value:
+            raise UserError(f"--answer takes QUESTION=OUTCOME, not '{item}'")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _facts(paths: list[str]) -> tuple[dict[str, list[Any]], list[Any]]:
+    """Check results by check id (from `check --json`), and recorded nodes (from surveys)."""
+    from kb.recorded import RecordedNode, outputs_from_survey
+    from kb.report import load_file
+    from kb.session import CheckRecord
+
+    records: dict[str, list[Any]] = {}
+    nodes: list[Any] = []
+    for path in paths:
+        for node in load_file(path):
+            for chk in node.checks:
+                status = str(chk.get("status") or "error")
+                records.setdefault(str(chk["id"]), []).append(
+                    CheckRecord(
+                        str(chk["id"]),
+                        str(chk.get("title") or chk["id"]),
+                        str(chk.get("command") or ""),
+                        node.host,
+                        str(chk.get("output") or ""),
+                        status,
+                        chk.get("exit_code"),
+                        chk.get("finding"),
+                        str(chk.get("reason") or ""),
+                        {str(k): str(v) for k, v in (chk.get("params") or {}).items()},
+                    )
+                )
+            outputs = outputs_from_survey(node.facts)
+            if outputs:
+                nodes.append(RecordedNode(node.host, outputs))
+    return records, nodes
+
+
+def _document(walk: Any, end: Any) -> dict[str, Any]:
+    from kb.batchwalk import fix_titles
+    from kb.placeholders import show_command
+
+    conclusion = end.conclusion
+    cause = conclusion.cause if conclusion is not None else None
+    fixes = conclusion.fixes if conclusion is not None else []
+    params = walk.params
+    nxt = end.next_step
+    return {
+        "end": end.end,
+        "cause": cause,
+        "fixes": [
+            {
+                "id": f,
+                "title": t,
+                "commands": [
+                    {"run": show_command(c.run, params), "where": c.where}
+                    for c in walk.kb.fixes[f].commands
+                ],
+            }
+            for f, t in zip(fixes, fix_titles(walk, fixes), strict=False)
+        ],
+        "causes": [
+            {"id": b.id, "title": b.title, "p": round(b.p, 4), "status": b.status, "why": b.reasons}
+            for b in walk.beliefs()
+        ],
+        "p_other": round(walk.p_other, 4),
+        "steps": [e.summary() for e in walk.path],
+        "next": None if nxt is None else {"kind": nxt.kind, "id": nxt.id, "title": nxt.title},
+        "needs": end.needs or None,
+        "params": params,
+        "problems": end.problems,
+    }
+
+
+def _text(doc: dict[str, Any]) -> str:
+    from kb.textsafe import safe_line
+
+    lines = [f"end: {doc['end']}" + (f" at {doc['cause']}" if doc["cause"] else "")]
+    for c in doc["causes"][:8]:
+        why = f" — {c['why'][-1]}" if c["why"] else ""
+        lines.append(f"  {c['p']:6.1%}  {c['status']:<9} {c['id']}{why}")
+    if doc["steps"]:
+        lines.append("steps:")
+        lines += [f"  {s}" for s in doc["steps"]]
+    for f in doc["fixes"]:
+        lines.append(f"fix: {f['title']}")
+        for cmd in f["commands"]:
+            where = f"   ({' '.join(cmd['where'].split())})" if cmd["where"] else ""
+            lines.append(f"  $ {cmd['run']}{where}")
+    if doc["needs"]:
+        lines.append(f"next: {doc['needs']}")
+    lines += [f"note: {p}" for p in doc["problems"]]
+    return "".join(safe_line(line) + "\n" for line in lines)

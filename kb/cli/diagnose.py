@@ -39,6 +39,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--top", type=_positive, metavar="N", help="keep only the first N causes")
     p.add_argument("--explain", action="store_true", help="say why each cause scored what it did")
     p.add_argument(
+        "--no-mask",
+        action="store_true",
+        help="keep secrets (passwords, tokens, keys) in the JSON: by default they are masked, "
+        "since a diagnosis file is made to be shared",
+    )
+    p.add_argument(
         "--engine", choices=["fast", "reference"], default="fast", help=argparse.SUPPRESS
     )  # the reference path, for tests and benchmarks
     p.add_argument("--no-hyperscan", action="store_true", help=argparse.SUPPRESS)
@@ -88,7 +94,12 @@ def run(args: argparse.Namespace) -> int:
     if args.top:
         diag.causes = diag.causes[: args.top]
     if args.json:
-        print_json(diag.to_json(explain=args.explain))  # not kb.cli.common: it loads pydantic
+        data = diag.to_json(explain=args.explain)
+        if not args.no_mask:  # the output only: what was matched is the log as it is
+            from kb.secrets import mask_json
+
+            data = mask_json(data)
+        print_json(data)  # not kb.cli.common: it loads pydantic
     else:
         from kb.diagnosis.render import render
 

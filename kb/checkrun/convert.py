@@ -18,6 +18,7 @@ from kb.checkrun.model import CheckEvent, CheckResult, Event, HostEvent, PairEve
 from kb.checkrun.plan import Task, fill
 from kb.hosts import Target
 from kb.runners.base import CommandResult, Job
+from kb.runners.probes import Needs
 
 if TYPE_CHECKING:
     from kb.checkrun.engine import RunOptions
@@ -33,6 +34,7 @@ class Item:
     task: Task | None = None
     builtin: str | None = None
     peer: pairs.Peer | None = None
+    needs: Needs = ()  # the programs it needs (a check's `requires`): one probe per tool
 
 
 @dataclass
@@ -48,6 +50,13 @@ class HostJob:
 
     def lanes(self) -> list[list[Job]]:
         return [[(it.command, it.timeout) for it in lane] for lane in self.lane_items]
+
+    def needs(self) -> list[list[Needs]]:
+        return [[it.needs for it in lane] for lane in self.lane_items]
+
+    def longest(self) -> float:
+        """The longest single command's timeout (a default budget must fit it)."""
+        return max((it.timeout for lane in self.lane_items for it in lane), default=0.0)
 
 
 def plan_host(
@@ -72,8 +81,9 @@ def plan_host(
         try:
             from kb.survey import DEFAULT_TIMEOUT, script
 
+            tool = None if options.timeout is None else max(1, round(options.timeout))
             job.lane_items[1].append(
-                Item((SURVEY, None), script(), DEFAULT_TIMEOUT, builtin=SURVEY)
+                Item((SURVEY, None), script(tool_timeout=tool), DEFAULT_TIMEOUT, builtin=SURVEY)
             )
         except ImportError:
             pass
@@ -83,6 +93,9 @@ def plan_host(
             Item((NET_PROBE, None), pairs.net_probe(others), 60.0, builtin=NET_PROBE),
         ]
         job.order[:0] = [(SSH_PROBE, None), (NET_PROBE, None)]
+    # A tool's first command is its probe: those needing several tools run last, so a
+    # hung tool is recognised by a command that blames it alone.
+    job.lane_items[0].sort(key=lambda it: len(it.needs) > 1)
     return job
 
 
@@ -121,7 +134,11 @@ def _add(
         if not options.confirm(job.label, command):
             job.planned.append(_skip(job, task, command, label, "not confirmed"))
             return
-    job.lane_items[lane].append(Item((task.id, label), command, task.timeout, task, peer=peer))
+    timeout = task.timeout if options.timeout is None else options.timeout
+    needs = tuple(task.check.requires) if task.check is not None else ()
+    job.lane_items[lane].append(
+        Item((task.id, label), command, timeout, task, peer=peer, needs=needs)
+    )
 
 
 def _skip(job: HostJob, task: Task, command: str, peer: str | None, why: str) -> CheckResult:
@@ -188,6 +205,8 @@ def to_check_result(host: str, item: Item, result: CommandResult) -> CheckResult
     )
     if result.cancelled:
         out.status, out.reason = "skipped", "cancelled"
+    elif result.unavailable:  # never asked: the host's budget was spent, or its tool hung
+        out.status, out.reason = "unavailable", result.error or "not run"
     elif result.error is not None:
         out.reason = result.error
     elif task.check is None:  # a fix command: it worked or not
@@ -211,10 +230,9 @@ def _probe(job: HostJob, report: RunReport, item: Item, result: CommandResult) -
     cells: dict[str, str] | None
     tag = "PEER " if kind == "ssh" else "PING "
     partial = not result.cancelled and any(ln.startswith(tag) for ln in result.stdout.splitlines())
+    gone = "unavailable" if result.unavailable else "error"  # not asked, or it failed
     if (result.error is not None or result.exit_code is None) and not partial:
-        cells = dict.fromkeys(
-            (p.label for p in job.peers), "skipped" if result.cancelled else "error"
-        )
+        cells = dict.fromkeys((p.label for p in job.peers), "skipped" if result.cancelled else gone)
     elif kind == "ssh":  # a probe that ran out of time keeps the peers that answered
         cells = pairs.parse_ssh_probe(result.stdout, job.peers, _unanswered(result))
     else:
@@ -237,7 +255,7 @@ def _probe(job: HostJob, report: RunReport, item: Item, result: CommandResult) -
         title=f"{tool} to every other node",
     )
     if (result.error is not None or result.exit_code is None) and not partial:
-        check.status = "skipped" if result.cancelled else "error"
+        check.status = "skipped" if result.cancelled else gone
         check.reason = result.error or "no exit status"
     elif cells is None:
         check.status, check.reason = "unavailable", f"{tool} is not installed on this node"

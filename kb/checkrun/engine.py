@@ -8,11 +8,16 @@ that never answers can never keep the process alive.  Events are delivered on th
 calling thread, in the order results arrive.  Cancelling (the `cancel` Event, or
 Ctrl-C while `run_checks` waits) stops starting hosts, closes the live connections
 (which stops the commands on the nodes) and reports the rest as `skipped`.
+
+Every host has a budget: a total deadline for its whole job (connecting included).  When
+it is spent, what still runs there is stopped and the rest is `unavailable: host budget
+spent`, so one bad node can never hold the run.  Checks on one host that need the same
+tool share one probe (`kb.runners.probes`): a hung `nvidia-smi` costs one timeout, not
+one per check.
 """
 
 from __future__ import annotations
 
-import functools
 import queue
 import threading
 import time
@@ -25,9 +30,11 @@ from kb.checkrun.model import Event, HostEvent, HostResult, RunReport
 from kb.checkrun.pairs import Peer
 from kb.checkrun.plan import Task
 from kb.hosts import Target
-from kb.runners.base import CommandResult, Runner, Unreachable, run_batch
+from kb.runners.base import CommandResult, Runner, Unreachable, unavailable_result
+from kb.runners.probes import ToolProbes
 
 DRAIN_SECONDS = 5.0  # after a cancel, how long to wait for workers to report what finished
+HOST_BUDGET = 300.0  # default total seconds per host (raised to fit a longer single check)
 
 
 @dataclass
@@ -40,6 +47,14 @@ class RunOptions:
     # (host, exact command) -> run it?  Asked for every command that may change a machine,
     # once per host, before any host starts.  None: never ask; such commands are skipped.
     confirm: Callable[[str, str], bool] | None = None
+    timeout: float | None = None  # seconds per remote command; None: each check's own
+    host_budget: float | None = None  # total seconds per host; None: HOST_BUDGET or more
+
+    def budget_for(self, longest: float) -> float:
+        """The host's budget: as given, or the default raised to fit its longest command."""
+        if self.host_budget is not None:
+            return self.host_budget
+        return max(HOST_BUDGET, longest + 30.0)
 
 
 def run_checks(
@@ -59,7 +74,7 @@ def run_checks(
     ]
     jobs = [convert.plan_host(i, t, tasks, peers, options) for i, t in enumerate(targets)]
     report = RunReport([HostResult(t.label, port=t.port) for t in targets])
-    pool = _Pool(make_runner, report, cancel)
+    pool = _Pool(make_runner, report, cancel, options)
     todo: queue.Queue[int] = queue.Queue()
     for i in range(len(targets)):
         todo.put(i)
@@ -115,8 +130,13 @@ def _wait(
 
 class _Pool:
     def __init__(
-        self, make_runner: Callable[[Target], Runner], report: RunReport, cancel: threading.Event
+        self,
+        make_runner: Callable[[Target], Runner],
+        report: RunReport,
+        cancel: threading.Event,
+        options: RunOptions,
     ) -> None:
+        self.options = options
         self.make_runner = make_runner
         self.report = report
         self.cancel = cancel
@@ -158,7 +178,12 @@ class _Pool:
             return
         for event in convert.start(job, self.report):
             self.emit(event)
+        budget = self.options.budget_for(job.longest())
+        deadline = time.monotonic() + budget
         runner = self.make_runner(target)
+        limit = getattr(runner, "limit", None)
+        if limit is not None:
+            limit(deadline, budget)
         with self.lock:
             self.active.add(runner)
         try:
@@ -172,7 +197,7 @@ class _Pool:
                     return
             host.address = getattr(runner, "address", None) or target.hostname
             self.emit(HostEvent(host.host, "connected", host.address or ""))
-            self._run(job, runner)
+            self._run(job, runner, deadline, budget)
             self.emit(HostEvent(host.host, "done"))
         finally:
             with self.lock:
@@ -187,8 +212,8 @@ class _Pool:
         convert.fill_missing(job, self.report, f"host unreachable: {exc}")
         self.emit(HostEvent(host.host, "unreachable", str(exc)))
 
-    def _run(self, job: convert.HostJob, runner: Runner) -> None:
-        lanes = job.lanes()
+    def _run(self, job: convert.HostJob, runner: Runner, deadline: float, budget: float) -> None:
+        lanes, needs = job.lanes(), job.needs()
 
         def done(lane: int, index: int, result: CommandResult) -> None:
             for event in convert.record(job, self.report, lane, index, result):
@@ -196,7 +221,19 @@ class _Pool:
 
         run_lanes = getattr(runner, "run_lanes", None)
         if run_lanes is not None:
-            run_lanes(lanes, done)
+            run_lanes(lanes, done, needs)
             return
+        probes = ToolProbes()  # a runner without lanes: one command after the other
         for number, lane in enumerate(lanes):
-            run_batch(runner, lane, functools.partial(done, number))
+            for index, (command, timeout) in enumerate(lane):
+                tools = needs[number][index]
+                left = deadline - time.monotonic()
+                why = probes.blocked(tools) or (
+                    f"host budget spent ({budget:g} s)" if left <= 0 else None
+                )
+                if why is not None:
+                    result = unavailable_result(command, why)
+                else:
+                    result = runner.run(command, min(timeout, left))
+                    probes.note(tools, result)
+                done(number, index, result)

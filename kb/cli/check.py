@@ -82,7 +82,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=float,
         default=10.0,
         metavar="S",
-        help="seconds to wait for a node to answer and log us in (default 10)",
+        help="seconds to wait for a node to answer, log us in and start its shell "
+        "(a ForceCommand or a ~/.bashrc that blocks is cut after this; default 10)",
+    )
+    h.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help="seconds each remote command may run, enforced here (default: each check's "
+        "own, 20 s for most); checks needing a tool that timed out are not run again",
+    )
+    h.add_argument(
+        "--host-budget",
+        type=float,
+        metavar="S",
+        help="total seconds per host; when spent, the rest is 'unavailable: host budget "
+        "spent' (default 300, or longer to fit a check whose own timeout is longer)",
     )
     h.add_argument(
         "--parallel", type=int, default=64, metavar="N", help="hosts checked at once (default 64)"
@@ -159,6 +174,9 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--parallel must be at least 1")
     if not 0 < args.connect_timeout <= 600:
         raise UserError("--connect-timeout must be between 0 and 600 seconds")
+    for value, what in ((args.timeout, "--timeout"), (args.host_budget, "--host-budget")):
+        if value is not None and not 0 < value <= 86400:
+            raise UserError(f"{what} must be between 0 and 86400 seconds")
     params, diag_causes = _params(args)
     targets = _targets(args)
     survey_mode = not (args.cause or args.symptom or args.check_ids or args.fix or diag_causes)
@@ -171,6 +189,8 @@ def run(args: argparse.Namespace) -> int:
         job_port=args.job_port,
         params=params,
         confirm=_confirm if interactive else None,
+        timeout=args.timeout,
+        host_budget=args.host_budget,
     )
     session: Any = None
     if targets:
@@ -238,12 +258,10 @@ def _params(args: argparse.Namespace) -> tuple[dict[str, str], list[str]]:
     params: dict[str, str] = {}
     causes: list[str] = []
     if args.from_diagnosis:
-        doc = _read_json(args.from_diagnosis)
-        for cause in doc.get("causes", []) if isinstance(doc, dict) else []:
-            if isinstance(cause, dict) and isinstance(cause.get("id"), str):
-                causes.append(cause["id"])
-                for name, value in (cause.get("params") or {}).items():
-                    params.setdefault(str(name), str(value))
+        for cause_id, values in _diagnosis_causes(args.from_diagnosis):
+            causes.append(cause_id)
+            for name, value in values.items():
+                params.setdefault(name, value)
     for item in args.param:
         name, sep, value = item.partition("=")
         if not sep or not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
@@ -260,9 +278,36 @@ def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise UserError(f"cannot read ({exc.strerror})", str(path)) from None
+        raise UserError(f"cannot read ({exc.strerror or exc})", str(path)) from None
+    except UnicodeDecodeError:
+        raise UserError("not a `diagnose --json` file (not UTF-8 text)", str(path)) from None
     except json.JSONDecodeError as exc:
         raise UserError(f"not JSON ({exc.msg})", f"{path}:{exc.lineno}") from None
+    except RecursionError:
+        raise UserError("not a `diagnose --json` file (nested too deeply)", str(path)) from None
+
+
+def _diagnosis_causes(path: Path) -> list[tuple[str, dict[str, str]]]:
+    """(cause id, values found) of each cause in a `diagnose --json` file; a file of
+    another shape is a one-line error naming it, never a traceback."""
+    doc = _read_json(path)
+
+    def bad(what: str) -> UserError:
+        return UserError(f"not a `diagnose --json` file ({what})", str(path))
+
+    if not isinstance(doc, dict) or not isinstance(doc.get("causes", []), list):
+        raise bad("expected an object with a list of causes")
+    out = []
+    for n, cause in enumerate(doc.get("causes", []), 1):
+        if not isinstance(cause, dict) or not isinstance(cause.get("id"), str):
+            raise bad(f"cause {n} has no id")
+        values = cause.get("params") or {}
+        if not isinstance(values, dict) or not all(
+            isinstance(v, str | int | float) and not isinstance(v, bool) for v in values.values()
+        ):
+            raise bad(f"the params of cause '{cause['id']}' are not name: value pairs")
+        out.append((cause["id"], {str(k): str(v) for k, v in values.items()}))
+    return out
 
 
 def _tasks(kb: Any, args: argparse.Namespace, diag: list[str], survey_mode: bool) -> list[Any]:

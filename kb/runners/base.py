@@ -21,8 +21,10 @@ class CommandResult:
     """What came back from one command.
 
     `exit_code` is None when the command could not complete (`error` says why:
-    timeout, connection lost, cancelled, ...). `truncated` is True when stdout passed
-    the cap: the command was stopped and only the first `OUTPUT_CAP` bytes were kept.
+    timeout, connection lost, cancelled, ...). `truncated` is True when stdout or stderr
+    passed its cap: the command was stopped and only the first bytes were kept.
+    `timed_out` says the client's deadline stopped it; `unavailable` that it was never
+    asked (the host's budget was spent, or a tool it needs had already hung).
     """
 
     command: str
@@ -33,6 +35,8 @@ class CommandResult:
     error: str | None = None
     truncated: bool = False
     cancelled: bool = False
+    timed_out: bool = False
+    unavailable: bool = False
 
     @property
     def ok(self) -> bool:
@@ -100,6 +104,19 @@ def run_batch(
 
 def cancelled_result(command: str) -> CommandResult:
     return CommandResult(command, "", "", None, 0.0, "cancelled", cancelled=True)
+
+
+def unavailable_result(command: str, why: str) -> CommandResult:
+    """A command that was not run, and why (budget spent, a needed tool hung)."""
+    return CommandResult(command, "", "", None, 0.0, why, unavailable=True)
+
+
+def timed_out(
+    command: str, stdout: str, stderr: str, seconds: float, limit: float
+) -> CommandResult:
+    return CommandResult(
+        command, stdout, stderr, None, seconds, f"timed out after {limit:g} s", timed_out=True
+    )
 
 
 def decode(data: bytes) -> str:

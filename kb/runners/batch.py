@@ -6,8 +6,9 @@ pays that once.  The driver is plain POSIX sh: each command runs in its own subs
 with stdin from /dev/null, between begin/end markers that carry a random nonce on both
 stdout and stderr; the subshell's PID is announced so that a command past its timeout
 can be killed on the node, with everything it started.  `BatchParser` splits the two streams
-back into per-command results as bytes arrive, and says when a command's output passes
-the cap so the caller can stop it.
+back into per-command results as bytes arrive, and says when a command's stdout or
+stderr passes its cap so the caller can stop it (endless stderr must not run to the
+timeout either).
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ class _Stream:
             pos = self.buf.find(marker)
             if pos < 0:
                 self._spill(64)
-                if self.with_code and len(self.kept) > self.cap:
+                if len(self.kept) > self.cap:
                     events.append(
                         ("overflow", self.index, bytes(self.kept[: self.cap]), None, True)
                     )
@@ -185,7 +186,8 @@ class BatchParser:
         self.started: dict[int, float] = {}
         self._ended: dict[int, tuple[bytes, int, float, bool]] = {}
         self._errs: dict[int, bytes] = {}
-        self.overflow: tuple[int, bytes] | None = None
+        self.overflow: tuple[int, bytes] | None = None  # stdout passed its cap
+        self.err_overflow: int | None = None  # the command whose stderr passed its cap
         self.pids: dict[int, int] = {}  # command index -> PID of its subshell on the node
         self.done = 0  # commands fully finished (both streams)
 
@@ -214,6 +216,8 @@ class BatchParser:
                 self._errs[i] = output
             elif kind == "pid" and pid is not None:
                 self.pids[i] = pid
+            elif kind == "overflow" and self.err_overflow is None:
+                self.err_overflow = i
         return self._collect()
 
     def _collect(self) -> list[Finished]:

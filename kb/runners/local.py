@@ -1,7 +1,8 @@
 """Running checks on this machine, with the same contract as the SSH runner.
 
 Output is read as it comes and capped while reading: a command that prints without end
-(`yes`, a runaway log) is stopped at the cap instead of filling memory first.
+(`yes`, a runaway log) on stdout or on stderr is stopped at the cap instead of filling
+memory first or running on to its timeout.
 """
 
 from __future__ import annotations
@@ -90,8 +91,15 @@ class LocalRunner:
                         continue
                     buf, cap = bufs[key.data], caps[key.data]
                     buf += chunk[: max(0, cap + 1 - len(buf))]
-                if len(out) > OUTPUT_CAP:
+                if len(out) > OUTPUT_CAP or len(err) > STDERR_CAP:
                     truncated = True
+                    what, cap = (
+                        ("output", OUTPUT_CAP) if len(out) > OUTPUT_CAP else ("stderr", STDERR_CAP)
+                    )
+                    error = (
+                        f"{what} passed {cap // 1000} kB; the command was stopped and the "
+                        f"first {cap // 1000} kB kept"
+                    )
                     break
                 if self._cancelled:
                     break
@@ -111,6 +119,7 @@ class LocalRunner:
             seconds,
             error,
             truncated,
+            timed_out=error is not None and not truncated,
         )
 
     def run_batch(

@@ -9,11 +9,20 @@ and acknowledges at once (`sshnet.QuickAckSocket`: the first channel went from 4
 checked like OpenSSH's `StrictHostKeyChecking=yes`, or `accept-new` when the user asks,
 against known_hosts read once per run (`knownhosts`); secrets are asked through a
 callback and never kept or logged.
+
+Every deadline is the client's: the per-command ones and the shell's start are kept by
+`sshexec`'s loop; the host's budget (`limit`) is also backed by a timer that cuts the
+connection outright, so nothing on the node (a server that never answers, a login that
+stalls) can hold a host past it.  paramiko's own log (a 20-line traceback for a port
+that accepts TCP and never speaks SSH) is silenced: each failure becomes one sentence.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,8 +31,9 @@ from typing import Any
 from kb.hosts import Target
 from kb.runners.base import CommandResult, Job, OnResult, Unreachable, cancelled_result
 from kb.runners.knownhosts import KnownHosts
+from kb.runners.probes import Needs
 from kb.runners.sshauth import authenticate
-from kb.runners.sshexec import run_lanes
+from kb.runners.sshexec import KILL_WAIT, Limits, run_lanes
 from kb.runners.sshnet import (
     append_known_host,
     fingerprint,
@@ -33,6 +43,16 @@ from kb.runners.sshnet import (
 )
 
 AskSecret = Callable[[str], "str | None"]  # prompt -> answer (None: do not ask / gave up)
+HARD_CUT = KILL_WAIT + 2.0  # seconds after a cancel or the budget before the link is cut
+
+
+def quiet_paramiko() -> None:
+    """Keep paramiko's log (tracebacks from its transport thread) off the user's terminal;
+    our own errors say what failed in one line.  DLPERF_HELP_DEBUG=1 keeps it."""
+    log = logging.getLogger("paramiko")
+    if not os.environ.get("DLPERF_HELP_DEBUG") and not log.handlers:
+        log.addHandler(logging.NullHandler())
+        log.propagate = False
 
 
 def load_ssh_config(path: Path) -> Callable[[str], dict[str, Any]]:
@@ -197,6 +217,32 @@ class SSHRunner:
         self._sock: Any = None  # while connecting, so that cancel() can cut it
         self._lock = threading.Lock()
         self._cancelled = False
+        self._running = False  # the lanes loop runs: it cleans up on cancel itself
+        self._deadline: float | None = None  # time.monotonic() when the budget is spent
+        self._budget: float | None = None
+        self._expired = False
+        self._timers: list[threading.Timer] = []
+
+    def limit(self, deadline: float, budget: float) -> None:
+        """Give this host a total deadline: its lanes stop at it, and a timer cuts the
+        connection a little later in case anything still blocks (connecting included)."""
+        self._deadline, self._budget = deadline, budget
+        self._after(max(0.0, deadline - time.monotonic()) + HARD_CUT, self._expire)
+
+    def _expire(self) -> None:
+        self._expired = True
+        self._cut()
+
+    def _after(self, seconds: float, action: Callable[[], None]) -> None:
+        timer = threading.Timer(seconds, action)
+        timer.daemon = True
+        self._timers.append(timer)
+        timer.start()
+
+    def _cut(self) -> None:
+        for link in (self._transport, self._sock):
+            if link is not None:
+                link.close()
 
     # ---------------------------------------------------------------- connecting
 
@@ -207,11 +253,20 @@ class SSHRunner:
                 return
             if self._cancelled:
                 raise Unreachable("cancelled", "cancelled")
-            self._transport = self._open()
+            try:
+                self._transport = self._open()
+            except Unreachable as exc:
+                if self._expired:
+                    raise Unreachable(
+                        "timeout",
+                        f"host budget spent ({self._budget:g} s) while connecting ({exc})",
+                    ) from None
+                raise
 
     def _open(self) -> Any:
         import paramiko
 
+        quiet_paramiko()
         t, opts = self.target, self.session.options
         where = f"{t.hostname}:{t.port}"
         sock = self._sock = self._socket()
@@ -230,7 +285,10 @@ class SSHRunner:
             except (paramiko.SSHException, EOFError, OSError) as exc:
                 raise negotiation_error(exc, where, opts.connect_timeout) from None
             self.session.verify_host_key(name, key)
-            authenticate(transport, t, self.session)
+            try:
+                authenticate(transport, t, self.session)
+            except (paramiko.SSHException, EOFError, OSError) as exc:  # the link died
+                raise negotiation_error(exc, where, opts.connect_timeout) from None
             return transport
         except BaseException:
             if transport is not None:
@@ -279,8 +337,12 @@ class SSHRunner:
         self,
         lanes: list[list[Job]],
         on_result: Callable[[int, int, CommandResult], None] | None = None,
+        needs: list[list[Needs]] | None = None,
     ) -> list[list[CommandResult]]:
-        """Run each lane's jobs in order, the lanes side by side on separate channels."""
+        """Run each lane's jobs in order, the lanes side by side on separate channels.
+
+        `needs` gives the tools each job needs: jobs needing a tool that hung on this
+        host are not run (`kb.runners.probes`)."""
         try:
             self.connect()
         except Unreachable as exc:
@@ -290,21 +352,26 @@ class SSHRunner:
                     for ji, result in enumerate(lane_results):
                         on_result(li, ji, result)
             return results
-        return run_lanes(
-            self._transport,
-            lanes,
-            on_result,
-            lambda: self._cancelled,
-            self.session.options.connect_timeout,
-        )
+        limits = Limits(self.session.options.connect_timeout, self._deadline, self._budget, needs)
+        self._running = True
+        try:
+            return run_lanes(self._transport, lanes, on_result, lambda: self._cancelled, limits)
+        finally:
+            self._running = False
 
     def cancel(self) -> None:
+        """Stop from any thread.  While commands run, the lanes loop kills them on the node
+        first (a closed connection alone leaves them running there); the link is cut
+        outright a little later in case that loop is blocked."""
         self._cancelled = True
-        for link in (self._transport, self._sock):
-            if link is not None:
-                link.close()
+        if self._running:
+            self._after(HARD_CUT, self._cut)
+        else:
+            self._cut()
 
     def close(self) -> None:
+        for timer in self._timers:
+            timer.cancel()
         with self._lock:
             transport, self._transport = self._transport, None
         if transport is not None:

@@ -112,7 +112,8 @@ def negotiation_error(exc: BaseException, where: str, timeout: float) -> Unreach
     if "banner" in text.lower() or isinstance(exc, socket.timeout | TimeoutError):
         return Unreachable(
             "timeout",
-            f"connected to {where} but no SSH server answered within {timeout:g} s",
+            f"connected to {where} but no SSH server answered within {timeout:g} s "
+            f"(timed out waiting for the SSH banner)",
         )
     if isinstance(exc, EOFError) or "closed" in text.lower() or not text:
         return Unreachable("protocol", f"{where} closed the connection during the SSH handshake")

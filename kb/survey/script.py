@@ -3,8 +3,10 @@
 A node is surveyed in a single round trip (one `Runner.run`), which matters when the
 runner is SSH and there are hundreds of nodes.  Each section runs under `timeout`
 when the node has it, so one hung tool (a wedged `nvidia-smi`) costs its own
-seconds and not the whole survey.  A tool that is not installed is reported as
-missing, never as an error.
+seconds and not the whole survey; sections that need the same tool share that one
+probe: once a section's tool timed out, the later sections needing it are not run and
+say so (`hung=`).  A tool that is not installed is reported as missing, never as an
+error.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ class Output:
     missing: str | None = None  # the tool that is not installed
     timed_out: bool = False
     seconds: int = 20
+    hung: str | None = None  # not run: this tool had already timed out in an earlier section
 
     @property
     def ran(self) -> bool:
@@ -46,6 +49,11 @@ class Output:
         """Why this output cannot be trusted, in words; None when it ran fine."""
         if self.missing:
             return f"{self.missing} is not installed (not found on PATH)"
+        if self.hung:
+            return (
+                f"{self.hung} did not answer within {self.seconds} s in an earlier section; "
+                "not asked again"
+            )
         if self.timed_out:
             return f"{tool} did not answer within {self.seconds} s"
         if self.exit_code is None:
@@ -70,19 +78,27 @@ def build_script(sections: list[Section]) -> str:
     parts = [_PRELUDE]
     for sec in sections:
         body = f"dlps_run {sec.seconds} sh -c {shlex.quote(sec.shell)} 2>&1 </dev/null"
-        done = f"printf '\\n{END}{sec.name} rc=%s@@\\n' \"$?\""
+        done = f"dlps_rc=$?; printf '\\n{END}{sec.name} rc=%s@@\\n' \"$dlps_rc\""
         parts.append(f"printf '\\n{BEGIN}{sec.name}@@\\n'")
         if sec.needs:
+            tool = sec.needs[0]
+            flag = "DLPS_HUNG_" + re.sub(r"\W", "_", tool)
             test = " || ".join(f"command -v {shlex.quote(t)} >/dev/null 2>&1" for t in sec.needs)
-            missing = f"printf '\\n{END}{sec.name} missing={sec.needs[0]}@@\\n'"
-            parts.append(f"if {test}; then {body}; {done}; else {missing}; fi")
+            missing = f"printf '\\n{END}{sec.name} missing={tool}@@\\n'"
+            hung = f"printf '\\n{END}{sec.name} hung={tool}@@\\n'"
+            mark = f'case "$dlps_rc" in 124|137) {flag}=1;; esac'
+            parts.append(
+                f'if [ -n "${{{flag}:-}}" ]; then {hung}; '
+                f"elif {test}; then {body}; {done}; {mark}; else {missing}; fi"
+            )
         else:
             parts.append(f"{body}; {done}")
     return "\n".join(parts) + "\n"
 
 
 _END_RE = re.compile(
-    r"^@@dlperf-survey end (?P<name>[\w.-]+) (?:rc=(?P<rc>\d+)|missing=(?P<missing>\S+))@@$"
+    r"^@@dlperf-survey end (?P<name>[\w.-]+) "
+    r"(?:rc=(?P<rc>\d+)|missing=(?P<missing>\S+)|hung=(?P<hung>\S+))@@$"
 )
 
 
@@ -101,7 +117,13 @@ def split_output(stdout: str, sections: list[Section]) -> dict[str, Output]:
             rc = int(m["rc"]) if m["rc"] is not None else None
             text = "\n".join(lines).strip("\n")
             out[current] = Output(
-                current, text, rc, m["missing"], rc in (124, 137), seconds.get(current, 20)
+                current,
+                text,
+                rc,
+                m["missing"],
+                rc in (124, 137),
+                seconds.get(current, 20),
+                m["hung"],
             )
             current, lines = None, []
             continue

@@ -173,6 +173,7 @@ class Node:
     port: int
     user: str
     proc: subprocess.Popen[bytes] | None = None
+    sshd_extra: str = ""  # more sshd_config lines (ForceCommand ...), see Cluster.reconfigure
     host_key: Path = field(init=False)
 
     def __post_init__(self) -> None:
@@ -230,6 +231,20 @@ class Node:
                 os.kill(pid, signal.SIGKILL)
         self.proc.wait()
         self.proc = None
+
+    def write_rc(self, text: str) -> Path:
+        """The node user's ~/.bashrc (the login shell reads it for every SSH command)."""
+        return write_script(self.root, self.root / "home" / ".bashrc", text)
+
+    def processes(self) -> list[str]:
+        """Command names of everything this node's sshd runs now (sessions, commands)."""
+        if self.proc is None:
+            return []
+        names = []
+        for pid in descendants(self.proc.pid):
+            with contextlib.suppress(OSError):  # it may end between listing and reading
+                names.append(Path(f"/proc/{pid}/comm").read_text().strip())
+        return names
 
     def accepted_logins(self) -> int:
         return self.log.count("Accepted publickey")
@@ -343,7 +358,16 @@ MaxStartups 200:30:400
 MaxSessions 32
 LogLevel INFO
 SetEnv PATH={root}/bin:{root}/tools HOME={root}/home
+{node.sshd_extra}
 """)
+
+    def reconfigure(self, node: Node, extra: str) -> None:
+        """Add sshd_config lines to one node (e.g. `ForceCommand sleep 1000`), restarting it."""
+        node.sshd_extra = extra
+        self._write_sshd_config(node)
+        if node.proc is not None:
+            node.kill()
+            node.start()
 
     def authorize(self, node: Node, *sources: Node) -> None:
         """Let `sources` log in to `node` (besides dlperf-help's own key)."""

@@ -20,6 +20,7 @@ from kb.lint_matchers import (
     check_regexes,
     check_signature_features,
 )
+from kb.lint_placeholders import check_placeholder_quoting
 from kb.lintkit import issue, nodes
 from kb.schema.models import (
     Check,
@@ -319,6 +320,7 @@ CHECKS: list[Callable[[KnowledgeBase], Iterator[Issue]]] = [
     check_fuzzy_anchors,
     check_regex_literals,
     check_placeholders,
+    check_placeholder_quoting,
     check_reachability,
     check_completeness,
 ]

@@ -1,8 +1,12 @@
-"""`{placeholders}` in checks and fixes: finding them and filling them safely.
+"""`{placeholders}` in checks and fixes: finding them, and the one way to fill a command.
 
 `{name}` is a placeholder; `${name}` is a shell variable and left alone; `{{` and `}}`
-are literal braces.  Values put into commands are always shell-quoted, so a value
-taken from a log (`$(rm -rf /)`, backticks, `;`) stays one inert word.
+are literal braces.  Every command the assistant runs or shows (the CLI, the TUI, the
+runbooks) is built here: each value is validated by its kind (`kb.valuekinds`: a host,
+a port, a path, ...) and then shell-quoted, so a value taken from a log (`$(rm -rf /)`,
+backticks, `;`, `-oProxyCommand=...`) is refused or stays one inert word.  That holds
+only where the template puts each placeholder as a shell word of its own, outside
+quotes: `kb.lint` refuses any other place (`kb.placeholder_context`).
 """
 
 from __future__ import annotations
@@ -11,13 +15,18 @@ import re
 import shlex
 from collections.abc import Callable, Mapping
 
-_TOKEN = re.compile(r"\{\{|\}\}|(?<!\$)\{([a-z_][a-z0-9_]*)\}")
+from kb.schema.models import ParamDoc
+from kb.valuekinds import kind_of, validate_value
+
+Declared = Mapping[str, ParamDoc] | None  # a rule's `params`
+
+TOKEN = re.compile(r"\{\{|\}\}|(?<!\$)\{([a-z_][a-z0-9_]*)\}")
 
 
 def names_in(template: str) -> list[str]:
     """Placeholder names in `template`, in order of first appearance."""
     seen: dict[str, None] = {}
-    for m in _TOKEN.finditer(template):
+    for m in TOKEN.finditer(template):
         if m.group(1):
             seen.setdefault(m.group(1), None)
     return list(seen)
@@ -32,7 +41,7 @@ def _fill(template: str, render: Callable[[str], str]) -> str:
             return "}"
         return render(m.group(1))
 
-    return _TOKEN.sub(sub, template)
+    return TOKEN.sub(sub, template)
 
 
 def fill_text(template: str, values: Mapping[str, str]) -> str:
@@ -40,13 +49,39 @@ def fill_text(template: str, values: Mapping[str, str]) -> str:
     return _fill(template, lambda name: str(values[name]) if name in values else f"<{name}>")
 
 
-def fill_command(template: str, values: Mapping[str, str]) -> str:
-    """Fill a shell command, quoting every value; raise KeyError for a missing value."""
-    return _fill(template, lambda name: shlex.quote(str(values[name])))
+def checked_value(name: str, values: Mapping[str, str], declared: Declared = None) -> str:
+    """The value of `{name}`, validated by its kind: KeyError if missing, ValueError if bad."""
+    return validate_value(name, str(values[name]), kind_of(name, declared))
 
 
-def show_command(template: str, values: Mapping[str, str]) -> str:
-    """A command for people to read and copy: known values quoted, unknown ones as `<name>`."""
-    return _fill(
-        template, lambda name: shlex.quote(str(values[name])) if name in values else f"<{name}>"
-    )
+def fill_command(template: str, values: Mapping[str, str], declared: Declared = None) -> str:
+    """The command to run: every value validated by its kind and shell-quoted.
+
+    `declared` is the rule's `params` (their `kind`s); KeyError names a missing value,
+    ValueError (`{name}: ...`) a refused one.
+    """
+    return _fill(template, lambda name: shlex.quote(checked_value(name, values, declared)))
+
+
+def show_command(template: str, values: Mapping[str, str], declared: Declared = None) -> str:
+    """A command for people to read and copy: valid values quoted, others as `<name>`."""
+
+    def render(name: str) -> str:
+        try:
+            return shlex.quote(checked_value(name, values, declared))
+        except (KeyError, ValueError):
+            return f"<{name}>"
+
+    return _fill(template, render)
+
+
+def refused(template: str, values: Mapping[str, str], declared: Declared = None) -> list[str]:
+    """Why each given value of the template's placeholders is refused (`{name}: ...`)."""
+    out = []
+    for name in names_in(template):
+        if name in values:
+            try:
+                checked_value(name, values, declared)
+            except ValueError as exc:
+                out.append(str(exc))
+    return out

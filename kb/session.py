@@ -221,7 +221,7 @@ class Session:
             return
         params = self.params
         for cmd in fix.commands:
-            yield show_command(cmd.run, params), cmd.where, cmd.changes_machine
+            yield show_command(cmd.run, params, fix.params), cmd.where, cmd.changes_machine
 
     def title(self) -> str:
         cid = self.cause_id
@@ -257,8 +257,21 @@ def run_check(
     """Run a check through a runner (this machine or a node) and read its verdict.
 
     Raises KeyError naming a placeholder nobody filled; ask the user for it first.
+    A value its kind refuses (`kb.valuekinds`) is never run: the record says why.
     """
-    command = fill_command(check.run, params)
+    try:
+        command = fill_command(check.run, params, check.params)
+    except ValueError as exc:
+        shown = show_command(check.run, params, check.params)
+        return CheckRecord(
+            check.id,
+            text_of(check.title),
+            shown,
+            runner.name,
+            "",
+            "error",
+            reason=f"refused value: {exc}",
+        )
     result = runner.run(command, check.timeout)
     base = CheckRecord(
         check.id,
@@ -292,7 +305,7 @@ def check_from_paste(
     return CheckRecord(
         check.id,
         text_of(check.title),
-        show_command(check.run, params),
+        show_command(check.run, params, check.params),
         PASTED,
         output,
         outcome.status,

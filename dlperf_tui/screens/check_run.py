@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 from textual.worker import get_current_worker
 
-from kb.placeholders import show_command
+from kb.placeholders import refused, show_command
 from kb.runners.base import Runner
 from kb.schema.models import Check, text_of
 from kb.session import CheckRecord, check_from_paste, missing_params
@@ -110,7 +110,7 @@ class CheckRunScreen(ModalScreen[CheckRecord | None]):
 
     def _update_command(self) -> None:
         self.query_one("#command", Static).update(
-            "$ " + show_command(self.check.run, self._values())
+            "$ " + show_command(self.check.run, self._values(), self.check.params)
         )
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -136,6 +136,10 @@ class CheckRunScreen(ModalScreen[CheckRecord | None]):
         unfilled = [n for n in self.missing if n not in values]
         if unfilled:
             self._status(f"Fill in {', '.join(unfilled)} first.")
+            return
+        bad = refused(self.check.run, values, self.check.params)
+        if bad:  # the one command builder refuses it: nothing runs, the user corrects it
+            self._status(f"Refused value {bad[0]}")
             return
         if self.mode == "paste":
             output = self.query_one("#output", TextArea).text

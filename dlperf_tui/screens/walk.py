@@ -17,11 +17,17 @@ from textual.worker import get_current_worker
 from dlperf_tui.screens.base import BaseScreen, TitleBar
 from dlperf_tui.screens.check_run import CheckRunScreen
 from dlperf_tui.screens.dialogs import StepsScreen
-from kb.placeholders import show_command
+from kb.placeholders import refused, show_command
 from kb.runners.base import Runner
-from kb.schema.models import text_of
+from kb.schema.models import Check, text_of
 from kb.session import CheckRecord, missing_params
 from kb.walk import Belief, Step, Walk
+
+
+def _without(params: dict[str, str], check: Check) -> dict[str, str]:
+    """The values of `params` the check's command accepts (a refused one is asked again)."""
+    return {k: v for k, v in params.items() if not refused(check.run, {k: v}, check.params)}
+
 
 ICONS = {"confirmed": "✔", "open": "?", "ruled_out": "✘"}
 STYLES = {"confirmed": "bold $success", "open": "", "ruled_out": "dim strike"}
@@ -143,7 +149,7 @@ class WalkScreen(BaseScreen):
                 answers.add_option(Option(f"{i}  {o.text}", id=f"answer:{o.id}"))
         else:
             assert step.check is not None
-            command = show_command(step.check.run, self.walk.params)
+            command = show_command(step.check.run, self.walk.params, step.check.params)
             text.update(
                 Content.assemble(
                     (step.title, "bold"),
@@ -235,6 +241,13 @@ class WalkScreen(BaseScreen):
         if step is None or step.check is None or self._check_runners:
             return
         params = self.walk.params
+        bad = refused(step.check.run, params, step.check.params)
+        if bad:  # a value from the log its kind refuses never runs: the user enters another
+            self.notify(f"Refused value {bad[0]}", severity="error", markup=False)
+            self.app.push_screen(
+                CheckRunScreen(step.check, _without(params, step.check), "run"), self._recorded
+            )
+            return
         if step.check.read_only and not missing_params(step.check, params):
             hosts = self.dapp.runners
             self._check_runners = hosts.for_job()

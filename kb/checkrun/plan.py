@@ -1,27 +1,26 @@
 """Which commands to run: the checks of a cause, of a symptom, the cheap survey set, a fix.
 
 A `Task` is one check (or one fix command) from the rules, not yet tied to a host.
-Filling it for a host validates every value first (hosts, ports and interface names
-have strict patterns; nothing else may carry control characters) and then goes through
-`kb.placeholders.fill_command`, which shell-quotes: a value taken from a log that
-carries `$(...)`, backticks or `;` stays one inert word.
+Filling it for a host goes through `kb.placeholders.fill_command`, the one command
+builder: every value is validated by its kind (the rule's `params` declare it, or the
+name implies it) and shell-quoted, so a value taken from a log that carries `$(...)`,
+backticks, `;` or a leading `-` is refused or stays one inert word.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Literal
 
 from kb.errors import UserError
-from kb.hosts import is_host, is_iface
 from kb.knowledge import KnowledgeBase
 from kb.placeholders import fill_command, names_in
-from kb.schema.models import Check, text_of
+from kb.schema.models import Check, ParamDoc, text_of
 
 SURVEY_MAX_COST = 1.0  # the standard survey runs only checks this cheap
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -37,6 +36,7 @@ class Task:
     cause: str | None = None
     check: Check | None = None  # None for a fix command: no expectation to evaluate
     kind: Literal["check", "fix"] = "check"
+    declared: Mapping[str, ParamDoc] = field(default_factory=dict, hash=False, compare=False)
 
     @property
     def needs_confirmation(self) -> bool:
@@ -53,6 +53,7 @@ def _check_task(cause: str | None, check: Check) -> Task:
         check.scope,
         cause,
         check,
+        declared=check.params,
     )
 
 
@@ -159,35 +160,6 @@ def _env_only_task(task_id: str, run: str, where: str | None) -> Task:
 # ---------------------------------------------------------------- values
 
 
-def _kind(name: str) -> str:
-    if name in ("peer", "host", "node", "address", "master_addr") or name.endswith("_host"):
-        return "host"
-    if name == "port" or name.endswith("_port"):
-        return "port"
-    if name in ("iface", "ifname") or name.endswith(("_iface", "_ifname")):
-        return "iface"
-    return "text"
-
-
-def validate_value(name: str, value: str) -> str:
-    """Refuse a value that cannot be what its name says; raise ValueError saying why."""
-    if _CONTROL.search(value) or len(value) > 4096:
-        raise ValueError(f"{{{name}}}: control characters or an over-long value")
-    kind = _kind(name)
-    if kind == "host" and not is_host(value):
-        raise ValueError(f"{{{name}}}: '{value}' is not a host name or address")
-    if kind == "port" and not (value.isdigit() and 1 <= int(value) <= 65535):
-        raise ValueError(f"{{{name}}}: '{value}' is not a port number")
-    ifaces = value.lstrip("^=").split(",")  # NCCL_SOCKET_IFNAME syntax: ^docker,lo / =eth0
-    if kind == "iface" and not all(is_iface(part) for part in ifaces):
-        raise ValueError(f"{{{name}}}: '{value}' is not a network interface name")
-    return value
-
-
 def fill(task: Task, values: dict[str, str]) -> str:
-    """The command for one host; KeyError names a missing value, ValueError a bad one."""
-    for name in names_in(task.template):
-        if name not in values:
-            raise KeyError(name)
-        validate_value(name, values[name])
-    return fill_command(task.template, values)
+    """The command for one host; KeyError names a missing value, ValueError a refused one."""
+    return fill_command(task.template, values, task.declared)

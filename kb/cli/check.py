@@ -181,6 +181,7 @@ def run(args: argparse.Namespace) -> int:
     targets = _targets(args)
     survey_mode = not (args.cause or args.symptom or args.check_ids or args.fix or diag_causes)
     tasks = _tasks(load_kb(), args, diag_causes, survey_mode)
+    _refuse_values(tasks, params, args.from_diagnosis)
     interactive = not args.json and sys.stdin.isatty()
     options = RunOptions(
         parallel=args.parallel,
@@ -253,7 +254,7 @@ def _targets(args: argparse.Namespace) -> list[Any]:
 
 
 def _params(args: argparse.Namespace) -> tuple[dict[str, str], list[str]]:
-    from kb.checkrun.plan import validate_value
+    from kb.valuekinds import kind_of, validate_value
 
     params: dict[str, str] = {}
     causes: list[str] = []
@@ -268,10 +269,21 @@ def _params(args: argparse.Namespace) -> tuple[dict[str, str], list[str]]:
             raise UserError(f"--param '{item}': expected NAME=VALUE (NAME like good_iface)")
         params[name] = value
         try:
-            validate_value(name, value)
+            validate_value(name, value, kind_of(name))
         except ValueError as exc:
-            raise UserError(f"--param {exc}") from None
+            raise UserError(f"{exc} (--param)") from None
     return params, causes
+
+
+def _refuse_values(tasks: list[Any], params: dict[str, str], source: Path | None) -> None:
+    """A value its kind refuses (from --param or a diagnosis file) stops the run, exit 2:
+    a planned command never runs with it, whether it is read-only or not."""
+    from kb.placeholders import refused
+
+    for task in tasks:
+        bad = refused(task.template, params, task.declared)
+        if bad:
+            raise UserError(bad[0] + (f" (from {source})" if source else ""))
 
 
 def _read_json(path: Path) -> Any:

@@ -145,9 +145,38 @@ class Signature(Strict):
 # ---------------------------------------------------------------- checks
 
 
+# what a placeholder's value may be (kb.valuekinds holds each kind's pattern)
+ValueKind = Literal[
+    "host",
+    "hosts",
+    "port",
+    "iface",
+    "hca",
+    "user",
+    "number",
+    "numbers",
+    "version",
+    "path",
+    "filename",
+    "name",
+    "image",
+    "package",
+    "module",
+    "ref",
+    "pci",
+    "env",
+    "text",
+]
+
+
 class ParamDoc(Strict):
     description: str
     example: str | None = None
+    kind: ValueKind | None = Field(
+        None,
+        description="what the value may be (host, port, path, ...); without it, the kind "
+        "its name implies (peer: host, *_dir: path, ...) or free text",
+    )
 
 
 class NumberTest(Strict):

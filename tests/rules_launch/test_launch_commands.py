@@ -17,6 +17,7 @@ import pytest
 
 from kb.paths import rules_dir
 from kb.placeholders import fill_command, names_in
+from kb.schema.models import ParamDoc
 from tests.shipped_rules import knowledge
 
 AREAS = ("ssh", "mpi", "docker", "horovod")
@@ -106,7 +107,11 @@ def sandbox(tmp_path: Path) -> Path:
 def test_a_hostile_value_stays_one_inert_argument_in_every_command(
     name: str, template: str, sandbox: Path
 ) -> None:
-    command = fill_command(template, dict.fromkeys(names_in(template), HOSTILE))
+    values = dict.fromkeys(names_in(template), HOSTILE)
+    with pytest.raises(ValueError):  # every value here has a kind that refuses it ...
+        fill_command(template, values)
+    as_text = {n: ParamDoc(description="-", kind="text") for n in values}
+    command = fill_command(template, values, as_text)  # ... and quoting alone holds too
     log = sandbox / "args.log"
     env = {"PATH": str(sandbox / "bin"), "HOME": str(sandbox / "home"), "ARGS_LOG": str(log)}
     proc = subprocess.run(

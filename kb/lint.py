@@ -13,6 +13,7 @@ from pathlib import Path
 
 from kb import loader, placeholders, re2syntax
 from kb.knowledge import Issue, KnowledgeBase
+from kb.lint_catalogue import check_catalogue
 from kb.lint_matchers import (
     check_fuzzy_anchors,
     check_matchers,
@@ -323,4 +324,5 @@ CHECKS: list[Callable[[KnowledgeBase], Iterator[Issue]]] = [
     check_placeholder_quoting,
     check_reachability,
     check_completeness,
+    check_catalogue,
 ]

@@ -7,46 +7,64 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from kb.catalogue.model import Library, Message
+from kb.catalogue.model import FIELDS, Library, Message
+
+_LITERAL, _USABLE, _PATTERN = (FIELDS.index(f) for f in ("literal", "usable", "pattern"))
 
 
 class Catalogue:
-    """Every catalogued message; `match` says which of them a log line is."""
+    """Every catalogued message; `match` says which of them a log line is.
+
+    Built from `Message`s or from the cache's rows (lists in the order of
+    `kb.catalogue.model.FIELDS`); from rows, a `Message` is made only when it is first
+    needed (`messages`, or a line that matches it), which keeps loading fast."""
 
     def __init__(
         self,
         libraries: Sequence[Library],
-        messages: Sequence[Message],
+        messages: Sequence[Message] = (),
         vocabulary: dict[str, str] | None = None,
+        rows: Sequence[Sequence[Any]] = (),
     ) -> None:
         self.libraries = tuple(libraries)
-        self.messages = tuple(messages)
         self.vocabulary = dict(vocabulary or {})
-        self._usable = [m for m in self.messages if m.usable and m.pattern]
-        self._set: Any = None
-        self._rx: dict[int, Any] = {}
+        self._rows: list[Sequence[Any]] = [
+            [getattr(m, f) for f in FIELDS] for m in messages
+        ] + list(rows)
+        self._made: dict[int, Message] = {i: m for i, m in enumerate(messages)}
+        self._all: tuple[Message, ...] | None = tuple(messages) if not rows else None
+        self._by_literal: dict[str, list[int]] = {}
+        for i, row in enumerate(self._rows):
+            if row[_USABLE] and row[_PATTERN]:
+                self._by_literal.setdefault(row[_LITERAL], []).append(i)
 
-    def _build(self) -> None:
-        import re2
+    def _message(self, i: int) -> Message:
+        m = self._made.get(i)
+        if m is None:
+            m = self._made[i] = Message(*self._rows[i])
+        return m
 
-        opts = re2.Options()
-        opts.log_errors = False
-        opts.never_nl = True
-        opts.max_mem = 256 << 20  # a budget, not an allocation: 8 MB (the default) is too
-        # little for a Set of thousands of patterns
-        rset = re2.Set.SearchSet(opts)
-        for m in self._usable:
-            rset.Add(m.pattern)
-        rset.Compile()
-        self._set = rset
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """Every message, in the order of the catalogue files."""
+        if self._all is None:
+            self._all = tuple(self._message(i) for i in range(len(self._rows)))
+        return self._all
 
     def match(self, line: str) -> list[Message]:
         """The usable messages whose pattern occurs in `line`, most specific (longest
-        template) first."""
-        if self._set is None:
-            self._build()
-        hits = self._set.Match(line) or []
-        found = [self._usable[i] for i in hits]
+        template) first. Each message's literal text prefilters (a substring test), so
+        only the few candidates' patterns are compiled, when first needed, and run."""
+        from kb.re2syntax import compile_re2
+
+        found: list[Message] = []
+        for lit, ids in self._by_literal.items():
+            if lit in line:
+                found.extend(
+                    self._message(i)
+                    for i in ids
+                    if compile_re2(self._rows[i][_PATTERN]).search(line)
+                )
         found.sort(key=lambda m: -len(m.template))
         return found
 
@@ -66,8 +84,7 @@ def _load(root: Path) -> Catalogue:
 
     data = load_raw(root)
     libs = [Library(**lib) for lib in data["libraries"]]
-    msgs = [Message.from_json(m) for m in data["messages"]]
-    return Catalogue(libs, msgs, data.get("vocabulary", {}))
+    return Catalogue(libs, vocabulary=data.get("vocabulary", {}), rows=data["messages"])
 
 
 def load_catalogue(root: Path | None = None) -> Catalogue:

@@ -13,10 +13,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kb.catalogue.model import Library, Message
+from kb.catalogue.model import FIELDS, Library, Message
 from kb.catalogue.templates import compile_template
 
-FORMAT = "dlperf-catalogue/1"
+FORMAT = "dlperf-catalogue/2"
 VOCABULARY = "symptoms.yaml"
 CLASSIFY = "classify.yaml"
 NOT_LIBRARIES = {VOCABULARY, CLASSIFY}
@@ -47,17 +47,22 @@ def _style(library: str, file: str) -> str:
     return "python" if file.endswith(".py") else "printf"
 
 
-def parse_library(path: Path) -> tuple[Library, list[Message]]:
-    """One catalogue file; raises `CatalogueError` with the file and line."""
+def parse_library(path: Path, lines: bool = True) -> tuple[Library, list[Message]]:
+    """One catalogue file; raises `CatalogueError` with the file and line. `lines`: keep
+    each entry's line (for lint; several times slower than PyYAML's C loader alone)."""
     from kb.yamlsrc import YamlSyntaxError, load_located
 
     try:
-        located = load_located(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        if lines:
+            located = load_located(text)
+            data, where = located.data, located.lines
+        else:
+            data, where = _fast_yaml(text), {}
     except (OSError, UnicodeDecodeError) as exc:
         raise CatalogueError(f"{path}: cannot read: {exc}") from None
     except YamlSyntaxError as exc:
         raise CatalogueError(f"{path}:{exc.line}: {exc}") from None
-    data = located.data
     if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
         raise CatalogueError(f"{path}:1: expected `library`, `source`, `versions`, `messages`")
     lib = Library(
@@ -68,7 +73,7 @@ def parse_library(path: Path) -> tuple[Library, list[Message]]:
     )
     out: list[Message] = []
     for i, entry in enumerate(data["messages"]):
-        line = located.lines.get(("messages", i), 0)
+        line = where.get(("messages", i), 0)
         if not isinstance(entry, dict) or not isinstance(entry.get("template"), str):
             raise CatalogueError(f"{path}:{line}: an entry needs a `template` string")
         file = str(entry.get("file", ""))
@@ -92,6 +97,20 @@ def parse_library(path: Path) -> tuple[Library, list[Message]]:
             )
         )
     return lib, out
+
+
+def _fast_yaml(text: str) -> object:
+    import yaml
+
+    from kb.yamlsrc import YamlSyntaxError
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return yaml.load(text, Loader=loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 1
+        raise YamlSyntaxError(str(exc).splitlines()[0], line) from None
 
 
 def parse_vocabulary(root: Path) -> dict[str, str]:
@@ -119,11 +138,11 @@ def load_raw(root: Path) -> dict[str, Any]:
         if data.get("format") == FORMAT and data.get("key") == key:
             return data
     libraries: list[dict[str, Any]] = []
-    messages: list[dict[str, Any]] = []
+    messages: list[list[Any]] = []  # rows in the order of FIELDS: compact and fast to read
     for path in library_files(root):
-        lib, msgs = parse_library(path)
+        lib, msgs = parse_library(path, lines=False)
         libraries.append({**vars(lib), "path": path.name})
-        messages.extend(m.to_json() for m in msgs)
+        messages.extend([getattr(m, f) for f in FIELDS] for m in msgs)
     data = {
         "format": FORMAT,
         "key": key,

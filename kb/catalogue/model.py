@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 CLASSES = ("cause", "symptom", "benign")
 LEVELS = ("warn", "error", "info", "fatal", "help")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Message:
     """A message a library can print: its template, where and when it is printed, what it
     means (`class_`: cause, symptom or benign; `class` is a Python keyword), and the
@@ -42,11 +42,15 @@ class Message:
         return self.class_
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in vars(self).items() if v not in ("", 0) or k == "usable"}
+        out = {f: getattr(self, f) for f in FIELDS}
+        return {k: v for k, v in out.items() if v not in ("", 0) or k == "usable"}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Message:
         return cls(**data)
+
+
+FIELDS = tuple(f.name for f in fields(Message))  # the order of a cached row
 
 
 @dataclass(frozen=True)

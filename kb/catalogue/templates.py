@@ -7,7 +7,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kb.diagnosis.scanner import literal as escape
+_PUNCT = set("\\.^$|?*+()[]{}-/#&~!\"%',:;<=>@`")
+
+
+def escape(text: str) -> str:
+    """`text` as a regex that matches it literally in RE2 and hyperscan alike (as
+    `kb.diagnosis.scanner.literal`, without importing the scanner and RE2)."""
+    out = []
+    for ch in text:
+        if ch in _PUNCT:
+            out.append("\\" + ch)
+        elif ch.isascii() and not ch.isprintable():
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
 
 MIN_LITERAL = 12  # fewer literal characters than this: too vague to be a matcher
 GAP = ".*?"  # a %s: anything, bounded by the line (matchers run with never_nl; a
@@ -109,5 +124,8 @@ def compile_template(template: str, style: str = "printf") -> Compiled:
         else:
             regex.append(_gap(text[0], text.endswith("w")))
     total = sum(len(t.strip()) for t in literals)
-    longest = max((t.strip() for t in literals), key=len, default="")
+    # the prefilter text must occur verbatim in every match: no run of white space
+    # (those match `\s+`)
+    runs = [r.strip() for t in literals for r in re.split(r"\s{2,}|\t", t)]
+    longest = max(runs, key=len, default="")
     return Compiled("".join(regex), longest, total >= MIN_LITERAL)

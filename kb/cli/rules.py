@@ -15,6 +15,7 @@ ACTIONS = {
     "lint": "check every rule file; file:line messages, exit 1 on errors",
     "list": "list the causes with their area and symptoms",
     "test": "run every rule's inline examples",
+    "coverage": "per library: the versions and messages the message catalogue covers",
 }
 
 
@@ -31,8 +32,32 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from kb import paths
 
+    if args.action == "coverage":
+        return _coverage(args.dir or paths.catalogue_dir(), args.json)
     root = args.dir or paths.rules_dir()
     return {"lint": _lint, "list": _list, "test": _test}[args.action](root, args.json)
+
+
+def _coverage(root: Path, as_json: bool) -> int:
+    """`rules coverage [DIR]`: DIR is a catalogue directory (default: the shipped one)."""
+    from kb.catalogue import CatalogueError, load_catalogue
+    from kb.catalogue.coverage import coverage, table
+    from kb.cli.common import print_json
+    from kb.errors import UserError
+
+    if not root.is_dir():
+        raise UserError(f"{root}: no such catalogue directory")
+    try:
+        cat = load_catalogue(root)
+    except CatalogueError as exc:
+        raise UserError(str(exc)) from None
+    data = coverage(cat)
+    if as_json:
+        print_json(data)
+    else:
+        for row in table(data):
+            print(safe_line(row))
+    return 0
 
 
 def _lint(root: Path, as_json: bool) -> int:

@@ -115,14 +115,18 @@ def signature_spec(sig: Any) -> SignatureSpec:
 
 
 CATALOGUE_WEIGHT = 0.5  # below a hand-written rule's 0.8: a template is no reviewed rule
-CATALOGUE_LEVELS = frozenset({"warn", "error", "fatal"})  # INFO lines describe, not fail
+CATALOGUE_LEVELS = frozenset({"warn", "error", "fatal", "help"})  # INFO lines describe
 
 
 def catalogue_signatures(messages: Any, causes: Any) -> dict[str, list[SignatureSpec]]:
     """Signatures of their cause for the catalogue's `class: cause` messages (see
     `kb.catalogue`): one per usable template printed at a failing level whose cause the
-    rules define, its id saying where it comes from (the evidence shows it)."""
+    rules define, its id saying where it comes from (the evidence shows it). The
+    catalogue fills the rules' gaps, never doubles them: a line that any of the cause's
+    own matchers fires on vetoes the catalogue's signature there (`unless`, line scope),
+    so a rule's evidence is never counted twice."""
     out: dict[str, list[SignatureSpec]] = {}
+    vetoes: dict[str, tuple[MatcherSpec, ...]] = {}
     for m in messages:
         if (
             m.class_ != "cause"
@@ -131,11 +135,34 @@ def catalogue_signatures(messages: Any, causes: Any) -> dict[str, list[Signature
             or m.level not in CATALOGUE_LEVELS
         ):
             continue
+        if m.cause not in vetoes:
+            vetoes[m.cause] = _own_matchers(causes[m.cause])
         text = " ".join(m.template.split())
         sig = SignatureSpec(
             id=f"catalogued: {m.library} {text} ({m.versions})",
             matchers=(MatcherSpec(type="regex", pattern=m.pattern),),
+            unless=vetoes[m.cause],
             weight=CATALOGUE_WEIGHT,
         )
         out.setdefault(m.cause, []).append(sig)
     return out
+
+
+def _own_matchers(cause: Any) -> tuple[MatcherSpec, ...]:
+    """The cause's own regex and substring matchers, as line-scope vetoes."""
+    seen: dict[tuple[str, str, bool], MatcherSpec] = {}
+    for sig in getattr(cause, "signatures", ()):
+        for mt in sig.matchers:
+            if mt.type in ("regex", "substring"):
+                key = (mt.type, mt.pattern or mt.text, mt.ignore_case)
+                seen.setdefault(
+                    key,
+                    MatcherSpec(
+                        type=mt.type,
+                        pattern=mt.pattern,
+                        text=mt.text,
+                        ignore_case=mt.ignore_case,
+                        scope="line",
+                    ),
+                )
+    return tuple(seen.values())

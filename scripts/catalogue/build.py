@@ -35,14 +35,48 @@ def _nccl(git_dir: Path) -> tuple[str, list[Seen]]:
 
 
 def _rccl(git_dir: Path) -> tuple[str, list[Seen]]:
+    """RCCL where it differs from NCCL: the templates catalogue/nccl.yaml lacks."""
     import nccl
 
-    return nccl.scan(git_dir, r"rocm-(\d+\.\d+\.\d+)", "5.0.0")
+    versions, seen = nccl.scan(git_dir, r"rocm-(\d+\.\d+\.\d+)", "5.0.0")
+    ours = yaml.safe_load((CATALOGUE / "nccl.yaml").read_text(encoding="utf-8"))
+    known = {(m["level"], m["template"]) for m in ours["messages"]}
+    return versions, [s for s in seen if (s.level, s.template) not in known]
+
+
+def _openssh(git_dir: Path) -> tuple[str, list[Seen]]:
+    import nccl
+
+    return nccl.scan_openssh(git_dir)
+
+
+def _ompi(git_dir: Path) -> tuple[str, list[Seen]]:
+    import showhelp
+
+    return showhelp.scan(git_dir)
+
+
+def _prrte(git_dir: Path) -> tuple[str, list[Seen]]:
+    import showhelp
+
+    return showhelp.scan(git_dir, r"v(\d+\.\d+\.\d+)", "2.0.0")
+
+
+def _cuda(git_dir: Path) -> tuple[str, list[Seen]]:
+    import errstrings
+
+    return errstrings.scan_hip(git_dir)
 
 
 SOURCES: dict[str, tuple[str, Callable[[Path], tuple[str, list[Seen]]]]] = {
+    # HIP's error strings are CUDA's cudaGetErrorString texts for the codes it mirrors
+    # (its own "ROCm" wordings are left out); versions are ROCm/clr releases
+    "cuda": ("https://github.com/ROCm/clr", _cuda),
     "nccl": ("https://github.com/NVIDIA/nccl", _nccl),
     "rccl": ("https://github.com/ROCm/rccl", _rccl),
+    "openssh": ("https://github.com/openssh/openssh-portable", _openssh),
+    "ompi": ("https://github.com/open-mpi/ompi", _ompi),
+    "prrte": ("https://github.com/openpmix/prrte", _prrte),
 }
 
 
@@ -56,7 +90,7 @@ def emit(library: str, source: str, versions: str, seen: list[Seen], table: Tabl
             "versions": span(s.first, s.last),
             **s.extra,
         }
-        row.update(table.classify(library, s.level, s.file, s.template))
+        row.update(table.classify(library, s.level, s.file, s.template, s.extra.get("topic", "")))
         rows.append(row)
     return write(CATALOGUE / f"{library}.yaml", library, source, versions, rows)
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-MATCH_KEYS = ("library", "level", "file", "template")
+MATCH_KEYS = ("library", "level", "file", "template", "topic")
 RESULT_KEYS = ("class", "cause", "variant", "symptom")
 
 
@@ -39,11 +39,15 @@ class Table:
             self.rules.append(Rule(where, _result(r), i))
         self.used: set[int] = set()
 
-    def classify(self, library: str, level: str, file: str, template: str) -> dict[str, str]:
+    def classify(
+        self, library: str, level: str, file: str, template: str, topic: str = ""
+    ) -> dict[str, str]:
         got = self.overrides.get((library, template))
         if got is not None:
             return got
-        fields = {"library": library, "level": level, "file": file, "template": template}
+        fields = {
+            "library": library, "level": level, "file": file, "template": template, "topic": topic
+        }  # fmt: skip
         for rule in self.rules:
             if rule.fits(fields):
                 self.used.add(rule.index)

@@ -114,12 +114,15 @@ def _format_at(text: str, i: int) -> str | None:
         pri = _PRI.fullmatch(word)
         if pri:
             parts.append(("ll" if pri.group(2) == "64" else "") + pri.group(1))
-        elif word.startswith("#") or word.isupper() or word.startswith("NCCL_"):
-            parts.append("%s")
         else:
-            return None  # a variable holding the format
+            # `#arg`, a macro, or a macro's parameter (`"Call to " name " failed"`):
+            # text known only where the macro is expanded; a variable alone holding
+            # the whole format has no string literal and is skipped below
+            parts.append("%s")
         i += m.end()
-    return "".join(parts) if saw_string else None
+    if not saw_string:
+        return None
+    return "".join(parts)
 
 
 def calls(text: str, macros: Mapping[str, int]) -> Iterator[Call]:
@@ -128,8 +131,8 @@ def calls(text: str, macros: Mapping[str, int]) -> Iterator[Call]:
     head = re.compile(rf"(?<![\w.>])({names})\s*\(")
     for m in head.finditer(text):
         start = text.rfind("\n", 0, m.start()) + 1
-        if text[start : m.start()].lstrip().startswith("#define"):
-            continue
+        if re.fullmatch(r"\s*#\s*define\s+", text[start : m.start()]):
+            continue  # the macro's own definition
         i = m.end()
         for _ in range(macros[m.group(1)]):
             i = _skip_arg(text, _skip_space(text, i))

@@ -1,32 +1,85 @@
-"""NCCL (and RCCL, its HIP port): every `WARN(fmt, ...)` and `INFO(flags, fmt, ...)` of
-src/ at every release tag."""
+"""C/C++ libraries with printf-style logging macros, at every release tag: NCCL (and RCCL,
+its HIP port): every `WARN(fmt, ...)` and `INFO(flags, fmt, ...)` of src/; the OpenSSH
+client: `fatal`/`error`/`logit`/`verbose` (and their `_f`/`_fr` forms) of the client's
+files."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from cprintf import calls
 from gitsrc import BlobReader, files_at, release_tags
 from merge import Merger, Seen, span
 
-MACROS = {"WARN": 0, "INFO": 1}
-LEVELS = {"WARN": "warn", "INFO": "info"}
 SUFFIXES = (".cc", ".cu", ".h", ".c", ".cpp", ".hpp", ".cuh")
+NCCL_MACROS = {"WARN": 0, "INFO": 1}
+NCCL_LEVELS = {"WARN": "warn", "INFO": "info"}
+SSH_MACROS = {
+    "fatal": 0, "error": 0, "logit": 0, "verbose": 0, "sshfatal": 0,
+    "fatal_f": 0, "error_f": 0, "logit_f": 0, "verbose_f": 0,
+    "fatal_fr": 1, "error_fr": 1, "logit_fr": 1, "verbose_fr": 1,
+    "logdie": 0, "logdie_f": 0, "logdie_fr": 1,
+}  # fmt: skip
+SSH_LEVELS = {m: {"fatal": "fatal", "sshfatal": "fatal", "logdie": "fatal", "error": "error"}.get(
+    m.split("_")[0], "info") for m in SSH_MACROS}  # fmt: skip
+SSH_CLIENT_FILES = (
+    "ssh.c", "sshconnect.c", "sshconnect2.c", "readconf.c", "clientloop.c", "kex.c",
+    "packet.c", "authfile.c", "hostfile.c", "mux.c", "channels.c", "dispatch.c", "ssherr.c",
+)  # fmt: skip
+
+
+def scan_c(
+    git_dir: Path,
+    tag_pattern: str,
+    minimum: str,
+    paths: tuple[str, ...],
+    keep: Callable[[str], bool],
+    macros: Mapping[str, int],
+    levels: Mapping[str, str],
+) -> tuple[str, list[Seen]]:
+    """Every macro call's format at every release tag, merged across releases."""
+    tags = release_tags(git_dir, tag_pattern, minimum)
+    if not tags:
+        raise ValueError(f"{git_dir}: no tag matches {tag_pattern} from {minimum}")
+    reader = BlobReader(git_dir)
+    merger = Merger()
+    per_blob: dict[str, list[tuple[str, str]]] = {}
+    for tag, version in tags:
+        for path, sha in files_at(git_dir, tag, keep, paths):
+            if sha not in per_blob:
+                found = calls(reader.read(sha), macros)
+                per_blob[sha] = [(levels[c.macro], c.template) for c in found]
+            for level, template in dict.fromkeys(per_blob[sha]):
+                merger.add(version, level, template, path)
+    reader.close()
+    return span(tags[0][1], tags[-1][1]), merger.entries()
 
 
 def scan(
     git_dir: Path, tag_pattern: str = r"v(\d+\.\d+\.\d+)-\d+", minimum: str = "2.4.8"
 ) -> tuple[str, list[Seen]]:
-    tags = release_tags(git_dir, tag_pattern, minimum)
-    reader = BlobReader(git_dir)
-    merger = Merger()
-    per_blob: dict[str, list[tuple[str, str]]] = {}
-    for tag, version in tags:
-        for path, sha in files_at(git_dir, tag, lambda p: p.endswith(SUFFIXES), ("src",)):
-            if sha not in per_blob:
-                text = reader.read(sha)
-                per_blob[sha] = [(LEVELS[c.macro], c.template) for c in calls(text, MACROS)]
-            for level, template in dict.fromkeys(per_blob[sha]):
-                merger.add(version, level, template, path)
-    reader.close()
-    return span(tags[0][1], tags[-1][1]), merger.entries()
+    """NCCL's (or RCCL's) src/ at every release."""
+    return scan_c(
+        git_dir, tag_pattern, minimum, ("src",), lambda p: p.endswith(SUFFIXES),
+        NCCL_MACROS, NCCL_LEVELS,
+    )  # fmt: skip
+
+
+def scan_openssh(git_dir: Path) -> tuple[str, list[Seen]]:
+    """The OpenSSH client's messages, from 7.2p1 (Ubuntu 16.04's) on."""
+    files = set(SSH_CLIENT_FILES)
+    versions, seen = scan_c(
+        git_dir, r"V_(\d+_\d+_P\d+)", "7_2_P1", (), lambda p: p in files,
+        SSH_MACROS, SSH_LEVELS,
+    )  # fmt: skip
+    for s in seen:
+        s.first, s.last = _ssh_version(s.first), _ssh_version(s.last)
+    first, _, last = versions.partition("-")
+    return span(_ssh_version(first), _ssh_version(last or first)), seen
+
+
+def _ssh_version(tag_version: str) -> str:
+    """`7_2_P1` -> `7.2p1`."""
+    major, minor, patch = tag_version.split("_")
+    return f"{major}.{minor}{patch.lower()}"

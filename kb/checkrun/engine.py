@@ -235,5 +235,11 @@ class _Pool:
                     result = unavailable_result(command, why)
                 else:
                     result = runner.run(command, min(timeout, left))
+                    if result.timed_out and left < timeout:  # cut by the budget, not its own
+                        result.unavailable, result.timed_out = True, False
+                        result.error = (
+                            f"host budget spent ({budget:g} s) while it ran "
+                            f"(stopped after {result.seconds:.1f} s)"
+                        )
                     probes.note(tools, result)
                 done(number, index, result)

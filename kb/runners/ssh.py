@@ -224,10 +224,17 @@ class SSHRunner:
         self._timers: list[threading.Timer] = []
 
     def limit(self, deadline: float, budget: float) -> None:
-        """Give this host a total deadline: its lanes stop at it, and a timer cuts the
-        connection a little later in case anything still blocks (connecting included)."""
+        """Give this host a total deadline.  Still connecting then: the connection is cut
+        at once; running commands: the lanes loop stops them, and the connection is cut
+        a little later in case anything still blocks."""
         self._deadline, self._budget = deadline, budget
-        self._after(max(0.0, deadline - time.monotonic()) + HARD_CUT, self._expire)
+        self._after(max(0.0, deadline - time.monotonic()), self._on_deadline)
+
+    def _on_deadline(self) -> None:
+        if self._running:
+            self._after(HARD_CUT, self._expire)
+        else:
+            self._expire()
 
     def _expire(self) -> None:
         self._expired = True

@@ -258,6 +258,19 @@ def test_a_port_that_never_speaks_ssh_is_one_line_with_the_host_and_the_banner(
     assert host in message and "SSH banner" in message and "within 1 s" in message
 
 
+def test_the_host_budget_also_bounds_connecting(mute_port: int, tmp_path: Path) -> None:
+    host = f"127.0.0.1:{mute_port}"
+    start = time.monotonic()
+    proc = _cli(
+        "--check", "cpus", "--host", host, "--connect-timeout", "60", "--host-budget", "2",
+        "--known-hosts", str(tmp_path / "kh"), "--json",
+    )  # fmt: skip
+    assert time.monotonic() - start < 2 + 8  # not the 60 s connect timeout
+    [doc] = json.loads(proc.stdout)["hosts"]
+    assert proc.returncode == 1 and doc["error_kind"] == "timeout"
+    assert doc["error"].startswith("host budget spent (2 s) while connecting")
+
+
 # ---------------------------------------------------------------- Ctrl-C
 
 

@@ -134,3 +134,58 @@ def test_paramiko_is_imported_only_by_the_ssh_runner_and_only_when_connecting() 
     code = "import sys, kb.checkrun, kb.hosts, kb.runners.ssh, kb.cli.check; print(sorted(m for m in sys.modules if m.startswith('paramiko')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def _local_run(
+    tmp_path: Path, checks: list[str], smi: str, **options: float
+) -> tuple[dict[str, tuple[str, str]], float]:
+    """Checks of the hang test rules on this machine, with a fake nvidia-smi first on PATH."""
+    from kb.checkrun import RunOptions, plan, run_checks
+    from kb.cli.common import load_kb
+    from kb.hosts import Target
+
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "nvidia-smi").write_text(smi)
+    (fake / "nvidia-smi").chmod(0o755)
+    env = {"PATH": f"{fake}:/usr/bin:/bin"}
+    kb = load_kb(Path(__file__).parent / "rules_hangs")
+    start = time.monotonic()
+    report = run_checks(
+        [Target("local", "me", "localhost", 22)],
+        plan.for_checks(kb, checks),
+        lambda target: LocalRunner(target.label, env=env),
+        RunOptions(pairs=False, **options),  # type: ignore[arg-type]
+    )
+    return {c.id: (c.status, c.reason) for c in report.hosts[0].checks}, time.monotonic() - start
+
+
+def test_local_checks_share_one_probe_per_tool(tmp_path: Path) -> None:
+    checks, seconds = _local_run(
+        tmp_path, ["smi-list", "smi-topo", "cpus"], "#!/bin/sh\nexec sleep 1000\n", timeout=1
+    )
+    assert checks["smi-list"] == ("error", "timed out after 1 s")
+    assert checks["smi-topo"][0] == "unavailable" and "not asked again" in checks["smi-topo"][1]
+    assert checks["cpus"][0] == "pass"
+    assert seconds < 1 + 4
+
+
+def test_local_host_budget_stops_the_running_command_and_the_rest(tmp_path: Path) -> None:
+    checks, seconds = _local_run(
+        tmp_path, ["sleeps-a-bit", "sleeps-long", "cpus"], "#!/bin/sh\n", host_budget=3
+    )
+    assert checks["sleeps-a-bit"][0] == "pass"
+    assert checks["sleeps-long"][0] == "unavailable"
+    assert checks["sleeps-long"][1].startswith("host budget spent (3 s) while it ran")
+    assert checks["cpus"] == ("unavailable", "host budget spent (3 s)")
+    assert seconds < 3 + 3
+
+
+def test_local_endless_stderr_is_stopped_at_its_cap() -> None:
+    from kb.runners.base import STDERR_CAP
+
+    start = time.monotonic()
+    result = LocalRunner().run("yes 0123456789abcdef >&2", timeout=30)
+    assert result.truncated and len(result.stderr) == STDERR_CAP and result.exit_code is None
+    assert result.error is not None and result.error.startswith("stderr passed 64 kB")
+    assert time.monotonic() - start < 10

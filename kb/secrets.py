@@ -222,15 +222,16 @@ class _Masker:
 
 
 def _key_bodies(text: str) -> str:
-    """Mask runs of key-body lines: two or more, or one right above an END line. One pass
-    over the lines (a regex over runs could backtrack over a long base64 block)."""
+    """Mask runs of key-body lines (each line, so that line numbers stay): two or more, or
+    one right above an END line. One pass over the lines (a regex over runs could
+    backtrack over a long base64 block)."""
     lines = text.split("\n")
     out: list[str] = []
     run: list[str] = []
 
     def flush(before_end: bool) -> None:
         if run and (before_end or len(run) >= 2) and not all(_HEX_LINE.fullmatch(x) for x in run):
-            out.append(MASK)
+            out.extend(MASK for _ in run)
         else:
             out.extend(run)
         run.clear()

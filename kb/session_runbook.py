@@ -112,14 +112,22 @@ def _log(s: Session, add: Add) -> None:
     width = len(str(total or 1))
     body = []
     evidence = s.evidence_lines()
+    shown = iter(_masked_lines([item[1] for item in excerpt if item is not None]))
     for item in excerpt:
         if item is None:
             body.append("…")
             continue
-        n, text = item
+        n, text = item[0], next(shown)
         mark = ">" if n in evidence else " "
         body.append(f"{n:>{width}}{mark} {text}")
     add(fence("\n".join(body) or "(empty)", "text"))
+
+
+def _masked_lines(lines: list[str]) -> list[str]:
+    """The excerpt's lines masked together, before they are numbered: a key's body is
+    known by lines that hold nothing else (the final `mask` sees them behind numbers)."""
+    masked = mask("\n".join(lines)).split("\n")
+    return masked if len(masked) == len(lines) else [mask(line) for line in lines]
 
 
 def _diagnosis(s: Session, add: Add) -> None:

@@ -54,11 +54,11 @@ def test_a_key_body_is_masked_without_its_begin_line() -> None:
     """An excerpt that starts inside the key (the BEGIN line scrolled away)."""
     tail = "\n".join([*KEY_BODY[1:], "-----END OPENSSH PRIVATE KEY-----", "next line"])
     masked = mask(f"copied:\n{tail}")
-    assert masked == f"copied:\n{MASK}\n-----END OPENSSH PRIVATE KEY-----\nnext line"
+    assert masked == f"copied:\n{MASK}\n{MASK}\n-----END OPENSSH PRIVATE KEY-----\nnext line"
     one = mask(f"{KEY_BODY[2]}\n-----END RSA PRIVATE KEY-----")  # one line above END
     assert KEY_BODY[2] not in one
     bare = mask("a\n" + "\n".join(KEY_BODY) + "\nb")  # neither BEGIN nor END: a block
-    assert bare == f"a\n{MASK}\nb"
+    assert bare == f"a\n{MASK}\n{MASK}\n{MASK}\nb"  # line for line: numbers stay
 
 
 def test_a_lone_base64_line_and_hex_digests_are_not_key_bodies() -> None:

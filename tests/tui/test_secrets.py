@@ -81,3 +81,31 @@ def test_a_url_keeps_its_user_and_host():
 def test_ordinary_lines_are_left_alone(line: str):
     assert mask(line) == line
     assert not has_secret(line)
+
+
+def test_the_session_runbook_masks_the_new_forms_in_the_log_excerpt(kb):  # type: ignore[no-untyped-def]
+    """A runbook quotes the log around the evidence: a key body whose BEGIN line is out of
+    the excerpt, a URL password holding '@' and '/', `mysql -p` and a signed URL are masked."""
+    from kb import session_runbook
+    from kb.diagnosis.engine import diagnose_text
+    from kb.session import Session
+    from tests.tui.common import LOG
+
+    body = PEM.splitlines()[1:]  # without its BEGIN line
+    secrets = [
+        "git clone https://alice:p@ss/w0rd@git.example.com/r.git",
+        "mysql -u root -pS3cr3tPass runs",
+        "wget 'https://acct.blob.core.windows.net/c/x.pt?sv=2021&sig=Zx9%2Fq'",
+        *body,
+    ]
+    lines = LOG.read_text().splitlines()
+    s = Session(kb)
+    text = "\n".join([*lines[:6], *secrets, *lines[6:12]])  # short: quoted whole
+    s.set_log("pasted log", text=text)
+    s.diagnosis = diagnose_text(kb, s.log_text or "", "pasted log")
+    md = session_runbook.render(s)
+    assert "mysql -u root -p****" in md  # the log is in the runbook
+    for leaked in ("b3BlbnNzaC1rZXkt", "QyNTUxOQ", "p@ss/w0rd", "S3cr3tPass", "Zx9%2Fq"):
+        assert leaked not in md, leaked
+    assert "https://alice:****@git.example.com/r.git" in md
+    assert "  ****\n" in md and "-----END OPENSSH PRIVATE KEY-----" in md  # line for line

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from kb.diagnosis import reader
+from kb.diagnosis import hang_inputs, reader
 from kb.diagnosis.compiled import ensure_compiled
 from kb.diagnosis.model import Diagnosis, Stats
 from kb.diagnosis.pipeline import Progress, Session
@@ -61,7 +61,7 @@ def diagnose_paths(
     """Diagnose log files together (`-` is standard input); unreadable ones go to
     `Diagnosis.errors` as `{"file", "error"}` while the others are still diagnosed."""
     names = [str(p) for p in paths]
-    inputs = [(reader.display_name(n), _opener(n)) for n in names]
+    inputs = hang_inputs.expand_paths(names, _opener)  # logs; dump folders, RAS reports
     total = 0
     for n in names:
         with contextlib.suppress(OSError):
@@ -83,7 +83,7 @@ def diagnose_text(
     """Diagnose a pasted text as one log called `name`."""
     return _diagnose(
         kb,
-        [(name, lambda: reader.text_stream(text))],
+        [(name, lambda: reader.text_stream(text)), *hang_inputs.from_text(text, name)],
         progress=None,
         cancel=None,
         fast=fast,

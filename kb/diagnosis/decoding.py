@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import codecs
 import unicodedata
+from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from kb.diagnosis.reader import _BINARY_SAMPLE, _CONTROL, CHUNK, InputError, _read
@@ -143,3 +144,24 @@ class _Transcoded:
 
     def close(self) -> None:
         self._inner.close()
+
+
+def file_lines(name: str) -> Iterator[str]:
+    """A log file's lines exactly as the diagnosis numbers them (gzip, UTF-16/32, ANSI
+    codes and CRLF handled by `kb.diagnosis.reader`), for views that show the log next to
+    the diagnosis; input the reader refuses has no lines."""
+    from kb.diagnosis import reader
+
+    try:
+        stream = reader.open_input(name)
+    except InputError:
+        return
+    try:
+        for block in reader.blocks(stream, name):
+            for _, _, text in reader.iter_lines(block):
+                yield text
+    except InputError:
+        return
+    finally:
+        if name != "-":
+            stream.close()

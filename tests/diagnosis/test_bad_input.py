@@ -286,3 +286,16 @@ def test_sniffing_names_the_encoding() -> None:
     assert decoding.sniff(codecs.BOM_UTF32_LE + b"h\0\0\0") == ("utf-32-le", 4)
     assert decoding.sniff(b"\0" * 100 + b"hello") == ("utf-8", 0)
     assert decoding.sniff("训练".encode("utf-16-le")) == ("utf-8", 0)  # no NUL: left as is
+
+
+def test_file_lines_numbers_a_utf16_log_as_the_diagnosis_does(shipped, tmp_path: Path) -> None:
+    """For views that show the log beside the diagnosis: the evidence line is the same."""
+    text = NCCL_LOG.read_text(encoding="utf-8").replace("\n", "\r\n")
+    path = tmp_path / "out.log"
+    path.write_bytes(codecs.BOM_UTF16_LE + text.encode("utf-16-le"))
+    lines = list(decoding.file_lines(str(path)))
+    ev = diagnose_paths(shipped, [path]).causes[0].evidence[0]
+    assert lines[ev.line - 1] == ev.text
+    assert lines == NCCL_LOG.read_text(encoding="utf-8").splitlines()
+    (tmp_path / "bin.dat").write_bytes(random.Random(3).randbytes(5000))
+    assert list(decoding.file_lines(str(tmp_path / "bin.dat"))) == []

@@ -127,3 +127,15 @@ def test_the_tfds_pin_rewrites_the_requirement_line(tmp_path: Path) -> None:
     values = {"tfds_version": "3.0.0", "models_dir": str(tmp_path)}
     assert _sh(fill_command(fix.commands[0].run, values, fix.params), tmp_path).returncode == 0
     assert req.read_text() == "six\ntensorflow-datasets==3.0.0\npyyaml\n"
+
+
+def test_a_user_name_from_a_log_that_looks_like_an_option_is_never_shown_as_one(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "rank0.log"
+    log.write_text("-Eevil.log@gpu02: Permission denied (publickey,password).\n")
+    proc = dlperf("diagnose", str(log), cwd=tmp_path)
+    assert "ssh-passwordless-missing" in proc.stdout
+    commands = [ln for ln in proc.stdout.splitlines() if ln.lstrip().startswith("$ ")]
+    assert any("ssh-copy-id -i ~/.ssh/id_rsa.pub -p <port> <user>@" in c for c in commands)
+    assert not any("-Eevil" in c for c in commands)

@@ -166,17 +166,24 @@ def test_values_from_a_diagnosis_file_are_quoted_by_the_cli_too(
     [found] = run_signatures(rules.causes["log-values"].signatures, [_hostile_log(tmp_path)])
     diagnosis = tmp_path / "diagnosis.json"
     diagnosis.write_text(json.dumps({"causes": [{"id": "log-values", "params": found.params}]}))
-    proc = cli(
+    login = [
         "--host",
         cluster.nodes[0].spec,
         "-i",
         str(cluster.client_key),
         "--known-hosts",
         str(cluster.known_hosts),
-        "--from-diagnosis",
-        str(diagnosis),
-        "--json",
-    )
+    ]
+    proc = cli(*login, "--from-diagnosis", str(diagnosis), "--json")
+    # the address its kind refuses stops the run in one line, exit 2: nothing runs with it
+    assert proc.returncode == 2 and proc.stdout == ""
+    [line] = proc.stderr.strip().splitlines()
+    assert "is not a host name" in line and str(diagnosis) in line
+    assert list(tmp_path.glob("pwned*")) == []
+    # free text (the message) is accepted, and reaches the node as one inert word
+    message = {"message": found.params["message"]}
+    diagnosis.write_text(json.dumps({"causes": [{"id": "log-values", "params": message}]}))
+    proc = cli(*login, "--check", "echo-message", "--from-diagnosis", str(diagnosis), "--json")
     checks = {c["id"]: c for c in json.loads(proc.stdout)["hosts"][0]["checks"]}
     assert checks["echo-message"]["output"] == found.params["message"] + "\n"
     assert list(tmp_path.glob("pwned*")) == []

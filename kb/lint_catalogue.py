@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from kb.catalogue.model import Message
 from kb.knowledge import Issue, KnowledgeBase
 
 CLASSES = ("cause", "symptom", "benign")
@@ -48,9 +49,8 @@ def check_catalogue_dir(root: Path, causes: set[str]) -> Iterator[Issue]:
             continue
         for m in messages:
 
-            def bad(msg: str, hint: str = "", m: object = m) -> Issue:
-                line = getattr(m, "line", 0) or 1
-                return Issue(display, line, "catalogue", "catalogue", msg, hint)
+            def bad(msg: str, hint: str = "", m: Message = m, display: str = display) -> Issue:
+                return Issue(display, m.line or 1, "catalogue", "catalogue", msg, hint)
 
             if m.class_ not in CLASSES:
                 yield bad(f"message without a class (cause|symptom|benign): {m.template!r}")

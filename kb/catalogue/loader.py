@@ -44,6 +44,7 @@ def content_key(root: Path) -> str:
 
 
 def _style(library: str, file: str) -> str:
+    """How a template marks its values: Python sources use `{}` (and `%s`)."""
     return "python" if file.endswith(".py") else "printf"
 
 

@@ -85,15 +85,19 @@ def _pieces(template: str, style: str) -> list[tuple[bool, str]]:
     return out
 
 
-def _line_of(template: str) -> str:
-    """The one line of a multi-line template with the most literal text (a matcher sees
-    one line of a log at a time)."""
+def _line_of(template: str, style: str) -> str:
+    """The line of a multi-line template a matcher looks for (a matcher sees one line of
+    a log at a time): the first with enough literal text (the headline, what a user
+    pastes), else the one with the most."""
     lines = [ln for ln in template.replace("\r", "").split("\n") if ln.strip()]
     if not lines:
         return ""
-    return max(
-        lines, key=lambda ln: len(re.sub(r"%[-+ #0]*\d*(?:\.\d+)?[a-zA-Z]|\{[^{}]*\}", "", ln))
-    )
+    rx = _PYTHON if style == "python" else _PRINTF
+
+    def text(ln: str) -> int:
+        return len(rx.sub("", ln).strip())
+
+    return next((ln for ln in lines if text(ln) >= MIN_LITERAL), max(lines, key=text))
 
 
 def _literal_regex(text: str) -> str:
@@ -105,7 +109,7 @@ def _literal_regex(text: str) -> str:
 
 def compile_template(template: str, style: str = "printf") -> Compiled:
     """`template` as a pattern; `style` is "printf" (C, show_help) or "python"."""
-    pieces = _pieces(_line_of(template), style)
+    pieces = _pieces(_line_of(template, style), style)
     # conversions at either end match anything (the pattern is unanchored): drop them,
     # and the white space they leave
     while pieces and not pieces[0][0]:

@@ -29,25 +29,25 @@ CATALOGUE = ROOT / "catalogue"
 
 
 def _nccl(git_dir: Path) -> tuple[str, list[Seen]]:
-    import nccl
+    import csources
 
-    return nccl.scan(git_dir)
+    return csources.scan(git_dir)
 
 
 def _rccl(git_dir: Path) -> tuple[str, list[Seen]]:
     """RCCL where it differs from NCCL: the templates catalogue/nccl.yaml lacks."""
-    import nccl
+    import csources
 
-    versions, seen = nccl.scan(git_dir, r"rocm-(\d+\.\d+\.\d+)", "5.0.0")
+    versions, seen = csources.scan(git_dir, r"rocm-(\d+\.\d+\.\d+)", "5.0.0")
     ours = yaml.safe_load((CATALOGUE / "nccl.yaml").read_text(encoding="utf-8"))
     known = {(m["level"], m["template"]) for m in ours["messages"]}
     return versions, [s for s in seen if (s.level, s.template) not in known]
 
 
 def _openssh(git_dir: Path) -> tuple[str, list[Seen]]:
-    import nccl
+    import csources
 
-    return nccl.scan_openssh(git_dir)
+    return csources.scan_openssh(git_dir)
 
 
 def _ompi(git_dir: Path) -> tuple[str, list[Seen]]:
@@ -68,7 +68,28 @@ def _cuda(git_dir: Path) -> tuple[str, list[Seen]]:
     return errstrings.scan_hip(git_dir)
 
 
+def _glibc(git_dir: Path) -> tuple[str, list[Seen]]:
+    import csources
+
+    return csources.scan_glibc(git_dir)
+
+
+def _horovod(git_dir: Path) -> tuple[str, list[Seen]]:
+    import pyextract
+
+    return pyextract.scan(git_dir, r"v(\d+\.\d+\.\d+)", "0.16.0", ("horovod",))
+
+
+def _torchelastic(git_dir: Path) -> tuple[str, list[Seen]]:
+    import pyextract
+
+    return pyextract.scan(git_dir, r"v(\d+\.\d+\.\d+)", "0.2.0", ("torchelastic",))
+
+
 SOURCES: dict[str, tuple[str, Callable[[Path], tuple[str, list[Seen]]]]] = {
+    "torchelastic": ("https://github.com/pytorch/elastic", _torchelastic),
+    "horovod": ("https://github.com/horovod/horovod", _horovod),
+    "glibc-ld": ("https://sourceware.org/git/glibc.git (mirror: github.com/bminor/glibc)", _glibc),
     # HIP's error strings are CUDA's cudaGetErrorString texts for the codes it mirrors
     # (its own "ROCm" wordings are left out); versions are ROCm/clr releases
     "cuda": ("https://github.com/ROCm/clr", _cuda),

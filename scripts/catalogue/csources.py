@@ -83,3 +83,28 @@ def _ssh_version(tag_version: str) -> str:
     """`7_2_P1` -> `7.2p1`."""
     major, minor, patch = tag_version.split("_")
     return f"{major}.{minor}{patch.lower()}"
+
+
+GLIBC_MACROS = {
+    "N_": 0, "_dl_fatal_printf": 0, "_dl_error_printf": 0, "_dl_exception_create_format": 2,
+}  # fmt: skip
+GLIBC_LEVELS = {
+    "N_": "error", "_dl_fatal_printf": "fatal", "_dl_error_printf": "error",
+    "_dl_exception_create_format": "error",
+}  # fmt: skip
+
+
+def scan_glibc(git_dir: Path) -> tuple[str, list[Seen]]:
+    """The dynamic loader's messages (elf/dl-*.c, elf/rtld.c: its `N_("...")` error
+    texts and `_dl_fatal_printf` formats), from glibc 2.17 (CentOS 7's) on."""
+
+    def keep(p: str) -> bool:
+        name = p.rsplit("/", 1)[-1]
+        return (
+            p.startswith("elf/")
+            and p.count("/") == 1
+            and (name.startswith("dl-") or name == "rtld.c")
+            and name.endswith(".c")
+        )
+
+    return scan_c(git_dir, r"glibc-(\d+\.\d+)", "2.17", ("elf",), keep, GLIBC_MACROS, GLIBC_LEVELS)

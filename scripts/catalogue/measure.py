@@ -45,7 +45,10 @@ def score(rules: CompiledRules, corpus: Path) -> tuple[int, int, int, int, int, 
             label = row["cause_id"].strip()
             if label == "other":
                 continue
-            ids = [c["id"] for c in diagnose_paths(rules, [_log(corpus, row["file"])]).to_json()["causes"]]
+            ids = [
+                c["id"]
+                for c in diagnose_paths(rules, [_log(corpus, row["file"])]).to_json()["causes"]
+            ]
             rows.append(f"{row['file']}: {ids[:3]}")
             if label == "none":
                 healthy += 1

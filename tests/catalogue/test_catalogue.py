@@ -18,7 +18,9 @@ from kb.catalogue import Catalogue, Message, load_catalogue
 
 ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"
-LIBRARIES = {"nccl", "rccl", "cuda", "openssh", "ompi", "prrte"}
+LIBRARIES = {
+    "nccl", "rccl", "cuda", "openssh", "ompi", "prrte", "glibc-ld", "horovod", "torchelastic"
+}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -132,6 +134,23 @@ def test_real_nccl_warn_lines_match_their_catalogue_entry(cat: Catalogue) -> Non
             "RuntimeError: CUDA error: an illegal memory access was encountered",
             "cuda",
             "symptom/cuda-device-error",
+        ),
+        (
+            "python: error while loading shared libraries: libcudart.so.11.0: cannot open "
+            "shared object file: No such file or directory",
+            "glibc-ld",
+            "symptom/library-load-error",
+        ),
+        (
+            "ImportError: Extension horovod.torch has not been built: /x/mpi_lib.so not found",
+            "horovod",
+            "cause/horovod-built-without-nccl",
+        ),
+        (
+            "torch.distributed.elastic.multiprocessing.api:failed (exitcode: -11) local_rank: 0 "
+            "(pid: 4242) of binary: /usr/bin/python3",
+            "torchelastic",
+            "symptom/process-killed",
         ),
     ],
 )

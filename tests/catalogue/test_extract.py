@@ -142,3 +142,32 @@ def test_a_classification_without_its_id_is_refused(tmp_path: Path) -> None:
     table.write_text("rules:\n  - {template: x, class: cause}\n", encoding="utf-8")
     with pytest.raises(ValueError, match="needs a cause id"):
         classify.Table(table)
+
+
+PY = """
+import logging, warnings
+log = logging.getLogger(__name__)
+
+def f(host, port, n):
+    if n < 0:
+        raise ValueError(f"nnodes={n} is not in \\"MIN:MAX\\" format ({{n}})")
+    if not host:
+        raise RuntimeError("could not connect to %s:%d" % (host, port))
+    log.warning("Timed out after {} seconds".format(n))
+    log.debug("debug lines are left out")
+    warnings.warn("shuffle_buffer_size is deprecated")
+    raise SystemExit(msg)  # no literal text
+"""
+
+
+def test_python_messages() -> None:
+    import pyextract
+
+    got = {(m.level, m.template) for m in pyextract.messages(PY)}
+    assert got == {
+        ("error", 'ValueError: nnodes={} is not in "MIN:MAX" format ({{n}})'),
+        ("error", "RuntimeError: could not connect to %s:%d"),
+        ("warn", "Timed out after {} seconds"),
+        ("warn", "shuffle_buffer_size is deprecated"),
+    }
+    assert list(pyextract.messages("def broken(:\n")) == []  # a file that does not parse

@@ -1,0 +1,114 @@
+"""Python sources: the messages of `raise SomeError("...")`, `logger.warning("...")`
+(`debug` is left out), `warnings.warn("...")` and `print("...")`-free of noise, read with
+`ast` as the interpreter would. f-string fields become `{}`, `"..." % x` keeps its `%s`,
+`"...".format(x)` keeps its `{}`; a message with no literal text is skipped."""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitsrc import BlobReader, files_at, release_tags
+from merge import Merger, Seen, span
+
+LOG_LEVELS = {
+    "warning": "warn", "warn": "warn", "error": "error", "exception": "error",
+    "critical": "fatal", "fatal": "fatal", "info": "info",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PyMessage:
+    level: str
+    template: str
+    line: int
+
+
+def _text(node: ast.AST) -> str | None:
+    """The message a string expression prints, with its fields as placeholders."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        out = []
+        for v in node.values:
+            if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                out.append(v.value.replace("{", "{{").replace("}", "}}"))
+            else:
+                out.append("{}")
+        return "".join(out)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _text(node.left), _text(node.right)
+        if left is None and right is None:
+            return None
+        return (left if left is not None else "{}") + (right if right is not None else "{}")
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        return _text(node.left)
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "format"
+    ):
+        return _text(node.func.value)
+    return None
+
+
+def _name(func: ast.AST) -> str:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return ""
+
+
+def messages(source: str) -> Iterator[PyMessage]:
+    """Every raised, logged or warned message of a Python module (nothing for a file
+    that does not parse)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            return
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+            call = node.exc
+            if call.args and _name(call.func)[:1].isupper():
+                text = _text(call.args[0])
+                if text and text.strip():
+                    yield PyMessage("error", f"{_name(call.func)}: {text}", node.lineno)
+        elif isinstance(node, ast.Call) and node.args:
+            name = _name(node.func)
+            level = LOG_LEVELS.get(name)
+            if name == "warn" and isinstance(node.func, ast.Attribute):
+                base = node.func.value
+                level = "warn" if isinstance(base, ast.Name) and base.id == "warnings" else level
+            if level is None or not isinstance(node.func, ast.Attribute):
+                continue
+            text = _text(node.args[0])
+            if text and text.strip():
+                yield PyMessage(level, text, node.lineno)
+
+
+def scan(
+    git_dir: Path, tag_pattern: str, minimum: str, paths: tuple[str, ...]
+) -> tuple[str, list[Seen]]:
+    """Every message of the `.py` files under `paths` at every release tag."""
+    tags = release_tags(git_dir, tag_pattern, minimum)
+    if not tags:
+        raise ValueError(f"{git_dir}: no tag matches {tag_pattern} from {minimum}")
+    reader = BlobReader(git_dir)
+    merger = Merger()
+    per_blob: dict[str, list[tuple[str, str]]] = {}
+    for tag, version in tags:
+        for path, sha in files_at(git_dir, tag, lambda p: p.endswith(".py"), paths):
+            if "/test" in path or path.startswith("test"):
+                continue
+            if sha not in per_blob:
+                per_blob[sha] = [(m.level, m.template) for m in messages(reader.read(sha))]
+            for level, template in dict.fromkeys(per_blob[sha]):
+                merger.add(version, level, template, path)
+    reader.close()
+    return span(tags[0][1], tags[-1][1]), merger.entries()

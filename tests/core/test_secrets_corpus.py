@@ -164,7 +164,7 @@ HOSTILE = {
 
 def _seconds(text: str) -> float:
     best = float("inf")
-    for _ in range(3):
+    for _ in range(5):
         start = time.perf_counter()
         mask(text)
         best = min(best, time.perf_counter() - start)
@@ -174,8 +174,8 @@ def _seconds(text: str) -> float:
 @pytest.mark.parametrize("unit", list(HOSTILE.values()), ids=list(HOSTILE))
 def test_masking_time_grows_linearly(unit: str) -> None:
     """Four times the text takes about four times as long, not sixteen (quadratic)."""
-    small = unit * (20_000 // len(unit))
+    small = unit * (50_000 // len(unit))
     if unit == "@":
         small = "https://u:" + small
     big = small + small[len("https://u:") if unit == "@" else 0 :] * 3
-    assert _seconds(big) < 8 * max(_seconds(small), 1e-3)
+    assert _seconds(big) < 8 * max(_seconds(small), 0.02)  # a floor for timer noise

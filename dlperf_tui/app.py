@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, ClassVar
 from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.notifications import SeverityLevel
 
 from dlperf_tui.commands import KnowledgeCommands
 from dlperf_tui.screens.start import StartScreen
 from kb.errors import UserError
+from kb.textsafe import safe, safe_line
 
 if TYPE_CHECKING:  # these load after the first frame (the engine's in a worker)
     from dlperf_tui.hosts import Hosts
@@ -67,6 +69,21 @@ class DlperfHelpApp(App[int]):
         self._busy: BusyScreen | None = None
         self._pending: tuple[str | None, Path | None] | None = None
         self._cancel_scan = threading.Event()
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every notification is plain text: messages carry paths, commands and findings
+        (markup in them would be parsed, `[@click=…]` live); terminal controls are shown."""
+        super().notify(
+            safe(message), title=safe_line(title), severity=severity, timeout=timeout, markup=False
+        )
 
     # ------------------------------------------------------------ start up
 

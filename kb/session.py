@@ -233,9 +233,10 @@ class Session:
 
 
 def read_lines(path: Path) -> Iterator[str]:
-    """A log file's lines (plain or .gz) without line ends, undecodable bytes replaced."""
+    """A log file's lines (plain or .gz) without line ends, undecodable bytes replaced; a
+    line ends at LF only, as for the diagnosis (a progress bar's lone CR is no line end)."""
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:  # type: ignore[operator]
+    with opener(path, "rt", encoding="utf-8", errors="replace", newline="\n") as fh:  # type: ignore[operator]
         for line in fh:
             yield line.rstrip("\r\n")
 

@@ -60,6 +60,13 @@ def visible(ch: str) -> str:
     return f"<U+{code:04X}>"
 
 
+_SHOWN = {
+    chr(c): visible(chr(c))
+    for c in [*range(0x20), *range(0x7F, 0xA0), 0x61C, 0x200E, 0x200F, *range(0x2028, 0x202F)]
+    + [*range(0x2066, 0x206A)]
+}
+
+
 def safe(text: str, *, keep_sgr: bool = False) -> str:
     """`text` as a terminal may show it: escape sequences removed, other controls visible,
     tabs and newlines kept (CRLF and CRs before a newline become that newline).
@@ -69,8 +76,9 @@ def safe(text: str, *, keep_sgr: bool = False) -> str:
         text = _CRLF.sub("\n", text)
 
     def repl(m: re.Match[str]) -> str:
-        if m.group("seq") is None:
-            return visible(m.group())
+        if m.lastgroup is None:  # one character
+            ch = m.group()
+            return _SHOWN.get(ch) or visible(ch)
         if keep_sgr and _SGR.match(m.group()):
             return m.group()
         return ""
@@ -86,7 +94,7 @@ def safe_line(text: str) -> str:
 
 def strip_escapes(text: str) -> str:
     """Only the escape sequences removed (for matching and parsing, not for showing)."""
-    return _UNSAFE.sub(lambda m: "" if m.group("seq") is not None else m.group(), text)
+    return _UNSAFE.sub(lambda m: "" if m.lastgroup else m.group(), text)
 
 
 def json_dumps(data: Any, **kwargs: Any) -> str:
@@ -96,10 +104,37 @@ def json_dumps(data: Any, **kwargs: Any) -> str:
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-_MD_SPECIAL = re.compile(r"([\\`\[\]<>|])")
+_MD_SPECIAL = re.compile(r"([\\\[\]<>|])")
+_TICKS = re.compile(r"`+")
+
+
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    """Where the code spans are (CommonMark: a backtick run closed by the next run of the
+    same length), found in one pass over the runs: linear, whatever the backticks."""
+    runs = [(m.start(), m.end()) for m in _TICKS.finditer(text)]
+    later: dict[int, list[int]] = {}  # run length -> indexes of runs, last first
+    for i in range(len(runs) - 1, -1, -1):
+        later.setdefault(runs[i][1] - runs[i][0], []).append(i)
+    spans, i = [], 0
+    while i < len(runs):
+        same = later[runs[i][1] - runs[i][0]]
+        while same and same[-1] <= i:
+            same.pop()
+        if same:
+            j = same.pop()
+            spans.append((runs[i][0], runs[j][1]))
+            i = j + 1
+        else:
+            i += 1
+    return spans
 
 
 def markdown_text(text: str) -> str:
-    """`safe_line(text)` as literal Markdown: no link, image, HTML tag, code span or table
-    cell boundary can start inside it (each such character is backslash-escaped)."""
-    return _MD_SPECIAL.sub(r"\\\1", safe_line(text))
+    """`safe_line(text)` as literal Markdown: no link, image, HTML tag or table cell
+    boundary can start inside it (each such character is backslash-escaped, except in a
+    code span, where nothing is active and an escape would show)."""
+    text, out, pos = safe_line(text), [], 0
+    for start, end in _code_spans(text):
+        out += [_MD_SPECIAL.sub(r"\\\1", text[pos:start]), text[start:end]]
+        pos = end
+    return "".join([*out, _MD_SPECIAL.sub(r"\\\1", text[pos:])])

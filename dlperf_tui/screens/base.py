@@ -8,6 +8,8 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Static
 
+from kb.textsafe import safe_line
+
 if TYPE_CHECKING:
     from dlperf_tui.app import DlperfHelpApp
     from kb.knowledge import KnowledgeBase
@@ -31,7 +33,7 @@ class TitleBar(Static):
 
     def __init__(self, where: str = "") -> None:
         text = "dlperf-help" + (f" — {where}" if where else " — troubleshoot distributed training")
-        super().__init__(text, markup=False)
+        super().__init__(safe_line(text), markup=False)  # a log's path is in it
 
 
 class BaseScreen(Screen[None]):

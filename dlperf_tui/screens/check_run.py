@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 from textual.worker import get_current_worker
 
+from dlperf_tui.plain import plain, plain_line
 from kb.placeholders import refused, show_command
 from kb.runners.base import Runner
 from kb.schema.models import Check, text_of
@@ -41,8 +42,10 @@ class CheckRunScreen(ModalScreen[CheckRecord | None]):
     def compose(self) -> ComposeResult:
         hosts = self.app.runners.choices  # type: ignore[attr-defined]
         with VerticalScroll(classes="check-dialog"):
-            yield Static(text_of(self.check.title), classes="dialog-title")
-            yield Static(" ".join(text_of(self.check.means).split()), classes="dialog-detail")
+            yield Static(plain_line(text_of(self.check.title)), classes="dialog-title")
+            yield Static(
+                plain_line(" ".join(text_of(self.check.means).split())), classes="dialog-detail"
+            )
             for name in self.missing:
                 doc = self.check.params.get(name)
                 hint = (
@@ -50,13 +53,13 @@ class CheckRunScreen(ModalScreen[CheckRecord | None]):
                     if doc
                     else name
                 )
-                yield Label(f"{name}: {hint}")
+                yield Label(plain_line(f"{name}: {hint}"))
                 yield Input(placeholder=hint, id=f"param-{name}", classes="param")
             yield Static(id="command")
             if self.mode == "run":
                 if len(hosts) > 1:
                     yield Select(
-                        [(h, h) for h in hosts],
+                        [(plain_line(h), h) for h in hosts],
                         value=self.app.runners.selected,  # type: ignore[attr-defined]
                         allow_blank=False,
                         id="host",
@@ -109,8 +112,8 @@ class CheckRunScreen(ModalScreen[CheckRecord | None]):
         return values
 
     def _update_command(self) -> None:
-        self.query_one("#command", Static).update(
-            "$ " + show_command(self.check.run, self._values(), self.check.params)
+        self.query_one("#command", Static).update(  # values the user typed: never markup
+            plain("$ " + show_command(self.check.run, self._values(), self.check.params))
         )
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -168,7 +171,7 @@ class CheckRunScreen(ModalScreen[CheckRecord | None]):
             self.app.call_from_thread(self.dismiss, record)
 
     def _status(self, text: str) -> None:
-        self.query_one("#check-status", Static).update(text)
+        self.query_one("#check-status", Static).update(plain(text))
 
     def action_cancel(self) -> None:
         for runner in self._runners:

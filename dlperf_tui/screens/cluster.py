@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -17,10 +18,16 @@ from textual.content import Content
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import get_current_worker
 
+from dlperf_tui.plain import plain, plain_line
 from dlperf_tui.screens.base import BaseScreen, TitleBar
 from kb.runners.base import Runner
+from kb.textsafe import safe_line
 
 MAX_CELL = 40
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
 
 
 class ClusterScreen(BaseScreen):
@@ -54,7 +61,7 @@ class ClusterScreen(BaseScreen):
         self._runners = [hosts.fresh(n) for n in hosts.names]
         names = ", ".join(r.name for r in self._runners)
         self.query_one("#cluster-status", Static).update(
-            f"Surveying {names}… (Esc cancels; add nodes with h in the walk)"
+            plain_line(f"Surveying {names}… (Esc cancels; add nodes with h in the walk)")
         )
         self._survey(self._runners)
 
@@ -105,7 +112,7 @@ class ClusterScreen(BaseScreen):
                 else [f"no interface works everywhere: {p}" for p in report.advice.problems]
             )
         self.query_one("#cluster-findings", Static).update(
-            Content("\n".join(lines) or "No cause found in the survey.")
+            plain("\n".join(lines) or "No cause found in the survey.")  # nodes' errors in it
         )
 
     def _fill(self) -> None:
@@ -114,16 +121,16 @@ class ClusterScreen(BaseScreen):
         columns, rows = table(self.report, self.only_differences)
         grid = self.query_one("#facts", DataTable)
         grid.clear(columns=True)
-        body = [
-            [r["fact"], *(c if len(c) <= MAX_CELL else c[: MAX_CELL - 1] + "…" for c in r["cells"])]
-            for r in rows
+        body = [  # what nodes printed, as plain text: a `str` cell would be read as markup
+            [safe_line(r["fact"]), *(_cut(safe_line(c)) for c in r["cells"])] for r in rows
         ]
+        columns = [safe_line(name) for name in columns]
         grid.add_column(" ", width=1)
         for i, name in enumerate(columns):
-            grid.add_column(name, width=max([len(name), *(len(row[i]) for row in body)]))
+            grid.add_column(Text(name), width=max([len(name), *(len(row[i]) for row in body)]))
         for r, cells in zip(rows, body, strict=True):
             mark = Content.styled("!", "bold $error") if r["differs"] else ""
-            grid.add_row(mark, *cells)
+            grid.add_row(mark, *map(Text, cells))
 
     def action_differences(self) -> None:
         if self.report is not None:

@@ -14,10 +14,12 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from dlperf_tui.markdown import fix_commands, fix_markdown
+from dlperf_tui.plain import plain, plain_line
 from dlperf_tui.screens.base import BaseScreen, TitleBar
 from dlperf_tui.screens.check_run import CheckRunScreen
 from kb.schema.models import text_of
 from kb.session import CheckRecord, missing_params
+from kb.textsafe import markdown_text
 from kb.walk import Belief, Conclusion, Walk
 
 HEADLINES = {
@@ -31,7 +33,9 @@ HEADLINES = {
 def _beliefs_md(beliefs: list[Belief]) -> str:
     return (
         "\n".join(
-            f"- **{b.title}**: {'; '.join(b.reasons) or 'no evidence either way'}" for b in beliefs
+            f"- **{markdown_text(b.title)}**: "
+            + (markdown_text("; ".join(b.reasons)) or "no evidence either way")
+            for b in beliefs
         )
         or "- none"
     )
@@ -88,7 +92,7 @@ class ConclusionScreen(BaseScreen):
             return
         cause = self.kb.causes[end.cause] if end.cause else None
         title = f"{HEADLINES[end.kind]}: {text_of(cause.title)}" if cause else HEADLINES[end.kind]
-        self.query_one("#end-title", Static).update(title)
+        self.query_one("#end-title", Static).update(plain_line(title))
         why = self.query_one("#end-why", Markdown)
         commands = self.query_one("#commands", OptionList)
         commands.clear_options()
@@ -110,7 +114,7 @@ class ConclusionScreen(BaseScreen):
         others = [b for b in end.ruled_out]
         why.update(
             "**Why**\n\n"
-            + ("\n".join(f"- {r}" for r in belief.reasons) or "- you chose it")
+            + ("\n".join(f"- {markdown_text(r)}" for r in belief.reasons) or "- you chose it")
             + (f"\n\n**Ruled out on the way**\n\n{_beliefs_md(others)}" if others else "")
         )
         fix = self.session.fix
@@ -120,8 +124,10 @@ class ConclusionScreen(BaseScreen):
         n = len(end.fixes)
         label = f"Fix {end.fixes.index(fix.id) + 1} of {n} (n: next)" if n > 1 else "Fix"
         self.query_one("#fix-title", Static).update(
-            f"{label}: {text_of(fix.title)}"
-            + (" · Enter or c copies a command" if fix.commands else "")
+            plain_line(
+                f"{label}: {text_of(fix.title)}"
+                + (" · Enter or c copies a command" if fix.commands else "")
+            )
         )
         self.query_one("#end-fix", Markdown).update(
             fix_markdown(fix, self.session.params, heading="", commands=False)
@@ -131,7 +137,7 @@ class ConclusionScreen(BaseScreen):
             where = [cmd.where] if cmd.where else []
             where += ["changes the machine"] if cmd.changes_machine else []
             suffix = f"   ({', '.join(where)})" if where else ""
-            commands.add_option(Option(f"⧉ {command}{suffix}", id=str(i)))
+            commands.add_option(Option(plain_line(f"⧉ {command}{suffix}"), id=str(i)))
         if commands.option_count:
             commands.highlighted = 0
             commands.focus()
@@ -160,7 +166,7 @@ class ConclusionScreen(BaseScreen):
             )
         if self.session.verified:
             lines.append("Verified: the fix works.")
-        status.update("\n".join(lines))
+        status.update(plain("\n".join(lines)))  # findings: what a node printed
 
     # ------------------------------------------------------------ actions
 
@@ -207,7 +213,7 @@ class ConclusionScreen(BaseScreen):
             return
         chk = pending[0]
         if chk.read_only and not missing_params(chk, self.session.params):
-            self.query_one("#verify-status", Static).update(f"Running {chk.id}…")
+            self.query_one("#verify-status", Static).update(plain_line(f"Running {chk.id}…"))
             self._verify(chk)
         else:
             self.app.push_screen(CheckRunScreen(chk, self.session.params, "run"), self._verified)

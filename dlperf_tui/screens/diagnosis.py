@@ -13,9 +13,11 @@ from textual.widgets import Footer, Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 
 from dlperf_tui.markdown import cause_markdown, fix_commands
+from dlperf_tui.plain import plain, plain_line
 from dlperf_tui.screens.base import BaseScreen, TitleBar
 from kb.diagnosis.model import BASIS_EVIDENCE, CauseResult, Diagnosis, Evidence
 from kb.schema.models import text_of
+from kb.textsafe import markdown_text, safe_line
 
 BAR = 10
 
@@ -26,20 +28,21 @@ def confidence_bar(p: float) -> str:
 
 
 def evidence_line(e: Evidence, before: str | None, after: str | None) -> Content:
-    """The evidence line numbered, its matching span highlighted, a line of context around."""
+    """The evidence line numbered, its matching span highlighted, a line of context around
+    (each piece of the log's text made safe on its own: the span's offsets stay right)."""
     parts: list[str | tuple[str, str]] = []
     if before is not None:
-        parts += [(f"{e.line - 1:>6}  ", "dim"), (before[:200], "dim"), "\n"]
+        parts += [(f"{e.line - 1:>6}  ", "dim"), (safe_line(before[:200]), "dim"), "\n"]
     text = e.text[:400]
     start, end = (e.start, e.end) if 0 <= e.start < e.end <= len(text) else (0, len(text))
     parts += [
         (f"{e.line:>6}▶ ", "bold"),
-        text[:start],
-        (text[start:end], "bold reverse"),
-        text[end:],
+        safe_line(text[:start]),
+        (safe_line(text[start:end]), "bold reverse"),
+        safe_line(text[end:]),
     ]
     if after is not None:
-        parts += ["\n", (f"{e.line + 1:>6}  ", "dim"), (after[:200], "dim")]
+        parts += ["\n", (f"{e.line + 1:>6}  ", "dim"), (safe_line(after[:200]), "dim")]
     return Content.assemble(*parts)
 
 
@@ -95,16 +98,21 @@ class DiagnosisScreen(BaseScreen):
         syms = [text_of(self.kb.symptoms[s].title) for s in d.symptoms if s in self.kb.symptoms]
         hint = " · w: walk to the fix" if (d.causes or syms) else " · Esc: back, pick a symptom"
         self.query_one("#diag-summary", Static).update(
-            f"{found} in {name} ({d.stats.lines:,} lines)"
-            + (f" · symptom: {', '.join(syms)}" if syms else "")
-            + hint
+            plain_line(
+                f"{found} in {name} ({d.stats.lines:,} lines)"
+                + (f" · symptom: {', '.join(syms)}" if syms else "")
+                + hint
+            )
         )
         causes = self.query_one("#causes", OptionList)
         for c in d.causes:
             guess = " (from the symptom only)" if c.basis != BASIS_EVIDENCE else ""
             causes.add_option(
                 Option(
-                    f"{c.confidence:4.0%} {confidence_bar(c.confidence)} {c.title}{guess}", id=c.id
+                    plain_line(
+                        f"{c.confidence:4.0%} {confidence_bar(c.confidence)} {c.title}{guess}"
+                    ),
+                    id=c.id,
                 )
             )
         if not d.causes:
@@ -119,7 +127,10 @@ class DiagnosisScreen(BaseScreen):
         for widget in self.query(".evidence-part"):
             widget.display = False
         notes = self.diagnosis.notes
-        text = "\n".join(f"- {n.text}" for n in notes) or "- nothing worth noting either"
+        text = (
+            "\n".join(f"- {markdown_text(n.text)}" for n in notes)
+            or "- nothing worth noting either"
+        )
         self.query_one("#cause-md", Markdown).update(
             "### Observations\n\n" + text + "\n\nIf the job still fails, go back (Esc) and "
             "pick the symptom you see: the walk asks what the log could not tell."
@@ -167,8 +178,10 @@ class DiagnosisScreen(BaseScreen):
             else ""
         )
         self.query_one("#values", Static).update(
-            f"Confidence {cause.confidence:.2f} · {basis}"
-            + (f"values found: {values}" if values else "no values extracted")
+            plain(
+                f"Confidence {cause.confidence:.2f} · {basis}"
+                + (f"values found: {values}" if values else "no values extracted")
+            )
         )
         self.query_one("#cause-md", Markdown).update(
             cause_markdown(self.kb, cause.id, cause.params, title=False)

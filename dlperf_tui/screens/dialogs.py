@@ -13,6 +13,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, ProgressBar
 from textual.widgets.option_list import Option
 
+from dlperf_tui.plain import plain, plain_line
+
 if TYPE_CHECKING:
     from kb.walk import Step
 
@@ -30,7 +32,7 @@ class BusyScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(self.message, classes="dialog-title")
+            yield Label(plain_line(self.message), classes="dialog-title")
             yield ProgressBar(
                 total=100 if self.measured else None, show_eta=self.measured, id="busy-progress"
             )
@@ -62,9 +64,9 @@ class ConfirmScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(self.message, classes="dialog-title")
+            yield Label(plain(self.message), classes="dialog-title")
             if self.detail:
-                yield Label(self.detail, classes="dialog-detail", markup=False)
+                yield Label(plain(self.detail), classes="dialog-detail")
             with Horizontal(classes="dialog-buttons"):
                 for i, (key, label) in enumerate(self.choices):
                     yield Button(
@@ -98,7 +100,7 @@ class OpenFileScreen(ModalScreen[Path | None]):
         if path.is_file():
             self.dismiss(path)
         else:
-            self.query_one("#open-error", Label).update(f"{path}: no such file")
+            self.query_one("#open-error", Label).update(plain_line(f"{path}: no such file"))
 
 
 class StepsScreen(ModalScreen[str | None]):
@@ -120,8 +122,11 @@ class StepsScreen(ModalScreen[str | None]):
             yield OptionList(
                 *[
                     Option(
-                        f"{s.efficiency:5.2f}  {'check' if s.kind == 'check' else 'ask  '}  "
-                        f"{' '.join(s.title.split())[:90]}  (p {s.p_settle:.2f}, cost {s.cost:g})",
+                        plain_line(
+                            f"{s.efficiency:5.2f}  {'check' if s.kind == 'check' else 'ask  '}  "
+                            f"{' '.join(s.title.split())[:90]}  (p {s.p_settle:.2f}, "
+                            f"cost {s.cost:g})"
+                        ),
                         id=s.key,
                     )
                     for s in self.steps

@@ -13,6 +13,7 @@ from textual.widgets import Button, Input, Label, OptionList, Static, Switch
 from textual.widgets.option_list import Option
 
 from dlperf_tui.hosts import ALL, LOCAL
+from dlperf_tui.plain import plain, plain_line
 from kb.errors import UserError
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ class HostsScreen(ModalScreen[None]):
         for name in hosts.choices:
             mark = "●" if name == hosts.selected else " "
             state = self.state.get(name, "every host above" if name == ALL else "not tried yet")
-            listing.add_option(Option(f"{mark} {name}   {state}", id=name))
+            listing.add_option(Option(plain_line(f"{mark} {name}   {state}"), id=name))
         listing.highlighted = hosts.choices.index(hosts.selected)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
@@ -87,7 +88,7 @@ class HostsScreen(ModalScreen[None]):
         try:
             added = self.hosts.add(text)
         except UserError as exc:
-            self.query_one("#hosts-status", Static).update(str(exc))
+            self.query_one("#hosts-status", Static).update(plain(str(exc)))
             return
         event.input.value = ""
         for name in added:

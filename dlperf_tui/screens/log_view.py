@@ -12,6 +12,7 @@ from textual.widgets.text_area import Selection
 
 from dlperf_tui.screens.base import BaseScreen, TitleBar
 from kb.diagnosis.model import Evidence
+from kb.textsafe import safe
 
 RADIUS = 2_000  # lines loaded each side of the evidence: a big log is shown in windows
 # (a text area takes about 16 µs a line to load: 4,000 lines stay well under 0.1 s)
@@ -62,7 +63,7 @@ class LogScreen(BaseScreen):
         self.first, self.count, self.total = first, len(lines), total
         area = self.query_one("#log-text", TextArea)
         area.line_number_start = first
-        area.load_text("\n".join(lines))
+        area.load_text("\n".join(map(safe, lines)))  # the log's controls shown, not obeyed
         self._select()
         area.focus()
 

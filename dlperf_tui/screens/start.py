@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -22,7 +23,9 @@ from textual.widgets import (
     Tree,
 )
 
+from dlperf_tui.plain import plain_line
 from dlperf_tui.screens.base import BaseScreen, TitleBar
+from kb.textsafe import safe
 
 if TYPE_CHECKING:
     from kb.knowledge import KnowledgeBase
@@ -36,8 +39,9 @@ PLACEHOLDER = "Paste the failing job's log here (a few lines around the error ar
 
 
 def normalise(text: str) -> str:
-    """Terminals send a pasted line end as CR (bracketed paste); logs want LF."""
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    """Terminals send a pasted line end as CR (bracketed paste); logs want LF. The box shows
+    (and the diagnosis reads) the text with terminal controls removed or made visible."""
+    return safe(text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
 def as_path(text: str) -> Path | None:
@@ -183,9 +187,9 @@ class StartScreen(BaseScreen):
             )
             if not members:
                 continue
-            node = tree.root.add(title, expand=True)
+            node = tree.root.add(Text(title), expand=True)  # Text: a title is never markup
             for s in members:
-                leaf = node.add_leaf(text_of(s.title), data=s.id)
+                leaf = node.add_leaf(Text(text_of(s.title)), data=s.id)
                 first = first or leaf
         if first is not None:
             self.call_after_refresh(tree.move_cursor, first)
@@ -213,7 +217,7 @@ class StartScreen(BaseScreen):
         path = as_path(text)
         if path is not None:
             area.show("")
-            self.query_one("#paste-status", Static).update(f"opened {path}")
+            self.query_one("#paste-status", Static).update(plain_line(f"opened {path}"))
             self.dapp.diagnose(path=path)
             return
         log = area.log_text

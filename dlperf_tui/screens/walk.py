@@ -14,6 +14,7 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
+from dlperf_tui.plain import plain_line
 from dlperf_tui.screens.base import BaseScreen, TitleBar
 from dlperf_tui.screens.check_run import CheckRunScreen
 from dlperf_tui.screens.dialogs import StepsScreen
@@ -21,6 +22,7 @@ from kb.placeholders import refused, show_command
 from kb.runners.base import Runner
 from kb.schema.models import Check, text_of
 from kb.session import CheckRecord, missing_params
+from kb.textsafe import safe_line
 from kb.walk import Belief, Step, Walk
 
 
@@ -38,10 +40,10 @@ def belief_content(b: Belief) -> Content:
     head = Content.assemble(
         (f"{ICONS[b.status]} ", STYLES[b.status] or "bold"),
         (f"{b.p:4.0%} {bar} " if b.status != "ruled_out" else "      ---- ", ""),
-        (b.title, STYLES[b.status]),
+        (safe_line(b.title), STYLES[b.status]),
     )
-    if b.reasons:
-        head = head + Content.styled(f"\n      {b.reasons[-1]}", "italic $text-muted")
+    if b.reasons:  # a reason quotes what a check found on a node
+        head = head + Content.styled(f"\n      {safe_line(b.reasons[-1])}", "italic $text-muted")
     return head
 
 
@@ -106,7 +108,9 @@ class WalkScreen(BaseScreen):
         if walk.diagnosis is not None:
             start = f"log ({start})"
         path = " › ".join([f"start: {start}", *(e.summary() for e in walk.events)])
-        self.query_one("#walk-path", Static).update(Content.assemble(("Path ", "bold"), path))
+        self.query_one("#walk-path", Static).update(
+            Content.assemble(("Path ", "bold"), safe_line(path))
+        )
         other = f"  {walk.p_other:4.0%}  something the knowledge base does not know"
         lines = [*map(belief_content, walk.beliefs()), Content.styled(other, "dim")]
         self.query_one("#beliefs", Static).update(Content("\n").join(lines))
@@ -146,7 +150,7 @@ class WalkScreen(BaseScreen):
         if step.kind == "question":
             text.update(Content(" ".join(step.title.split())))
             for i, o in enumerate(step.outcomes, start=1):
-                answers.add_option(Option(f"{i}  {o.text}", id=f"answer:{o.id}"))
+                answers.add_option(Option(plain_line(f"{i}  {o.text}"), id=f"answer:{o.id}"))
         else:
             assert step.check is not None
             command = show_command(step.check.run, self.walk.params, step.check.params)
@@ -154,13 +158,13 @@ class WalkScreen(BaseScreen):
                 Content.assemble(
                     (step.title, "bold"),
                     "\n$ ",
-                    (command, "bold $warning"),
+                    (safe_line(command), "bold $warning"),
                     "\n",
                     (" ".join(step.help.split()), "italic"),
                 )
             )
             where = self.dapp.runners.where()
-            answers.add_option(Option(f"r  Run it {where} (h: other hosts)", id="run"))
+            answers.add_option(Option(plain_line(f"r  Run it {where} (h: other hosts)"), id="run"))
             answers.add_option(Option("p  I ran it myself: paste the output", id="paste"))
         answers.add_option(Option("s  Skip: I can't take this step", id="skip"))
         answers.highlighted = 0
@@ -251,7 +255,9 @@ class WalkScreen(BaseScreen):
         if step.check.read_only and not missing_params(step.check, params):
             hosts = self.dapp.runners
             self._check_runners = hosts.for_job()
-            self.query_one("#step-why", Static).update(f"Running {hosts.where()}… (Esc cancels)")
+            self.query_one("#step-why", Static).update(
+                plain_line(f"Running {hosts.where()}… (Esc cancels)")
+            )
             self._run(step, self._check_runners, params)
         else:
             self.app.push_screen(CheckRunScreen(step.check, params, "run"), self._recorded)

@@ -33,10 +33,15 @@ class Catalogue:
         ] + list(rows)
         self._made: dict[int, Message] = {i: m for i, m in enumerate(messages)}
         self._all: tuple[Message, ...] | None = tuple(messages) if not rows else None
-        self._by_literal: dict[str, list[int]] = {}
-        for i, row in enumerate(self._rows):
-            if row[_USABLE] and row[_PATTERN]:
-                self._by_literal.setdefault(row[_LITERAL], []).append(i)
+        self._index: dict[str, list[int]] | None = None  # literal -> rows, at first match
+
+    def _by_literal(self) -> dict[str, list[int]]:
+        if self._index is None:
+            self._index = {}
+            for i, row in enumerate(self._rows):
+                if row[_USABLE] and row[_PATTERN]:
+                    self._index.setdefault(row[_LITERAL], []).append(i)
+        return self._index
 
     def _message(self, i: int) -> Message:
         m = self._made.get(i)
@@ -58,7 +63,7 @@ class Catalogue:
         from kb.re2syntax import compile_re2
 
         found: list[Message] = []
-        for lit, ids in self._by_literal.items():
+        for lit, ids in self._by_literal().items():
             if lit in line:
                 found.extend(
                     self._message(i)

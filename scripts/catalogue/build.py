@@ -86,7 +86,14 @@ def _torchelastic(git_dir: Path) -> tuple[str, list[Seen]]:
     return pyextract.scan(git_dir, r"v(\d+\.\d+\.\d+)", "0.2.0", ("torchelastic",))
 
 
+def _ucx(git_dir: Path) -> tuple[str, list[Seen]]:
+    import csources
+
+    return csources.scan_ucx(git_dir)
+
+
 SOURCES: dict[str, tuple[str, Callable[[Path], tuple[str, list[Seen]]]]] = {
+    "ucx": ("https://github.com/openucx/ucx", _ucx),
     "torchelastic": ("https://github.com/pytorch/elastic", _torchelastic),
     "horovod": ("https://github.com/horovod/horovod", _horovod),
     "glibc-ld": ("https://sourceware.org/git/glibc.git (mirror: github.com/bminor/glibc)", _glibc),

@@ -108,3 +108,15 @@ def scan_glibc(git_dir: Path) -> tuple[str, list[Seen]]:
         )
 
     return scan_c(git_dir, r"glibc-(\d+\.\d+)", "2.17", ("elf",), keep, GLIBC_MACROS, GLIBC_LEVELS)
+
+
+UCX_MACROS = {"ucs_error": 0, "ucs_warn": 0, "ucs_fatal": 0, "ucs_diag": 0}
+UCX_LEVELS = {"ucs_error": "error", "ucs_warn": "warn", "ucs_fatal": "fatal", "ucs_diag": "info"}
+
+
+def scan_ucx(git_dir: Path) -> tuple[str, list[Seen]]:
+    """UCX's `ucs_error`/`ucs_warn`/`ucs_fatal`/`ucs_diag` of src/, from 1.8.0 on."""
+    return scan_c(
+        git_dir, r"v(\d+\.\d+\.\d+)", "1.8.0", ("src",), lambda p: p.endswith(SUFFIXES),
+        UCX_MACROS, UCX_LEVELS,
+    )  # fmt: skip

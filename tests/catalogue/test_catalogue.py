@@ -19,7 +19,8 @@ from kb.catalogue import Catalogue, Message, load_catalogue
 ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"
 LIBRARIES = {
-    "nccl", "rccl", "cuda", "openssh", "ompi", "prrte", "glibc-ld", "horovod", "torchelastic"
+    "nccl", "rccl", "cuda", "openssh", "ompi", "prrte", "glibc-ld", "horovod", "torchelastic",
+    "ucx",
 }  # fmt: skip
 
 

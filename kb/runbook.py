@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from kb.knowledge import KnowledgeBase
 from kb.placeholders import fill_text, show_command
 from kb.schema.models import Cause, Check, Fix, LogExample, Symptom, Text, text_of
+from kb.secrets import mask
 
 GROUP_TITLES = {
     "launch": "The job does not start",
@@ -67,7 +68,8 @@ def render(
     lang: str = "both",
     title: str = "dlperf-help runbook",
 ) -> str:
-    """Render the runbook; `cause_ids` limits it to those causes (and their symptoms)."""
+    """Render the runbook, secrets masked; `cause_ids` limits it to those causes (and
+    their symptoms)."""
     wanted = set(cause_ids) if cause_ids is not None else set(kb.causes)
     causes = {cid: c for cid, c in kb.causes.items() if cid in wanted}
     symptoms = [s for s in kb.symptoms.values() if any(s.id in c.symptoms for c in causes.values())]
@@ -91,7 +93,7 @@ def render(
             current_group = s.group
             w.add(f"## {GROUP_TITLES[s.group]}")
         _symptom(w, kb, s, causes, home, lang)
-    return w.text()
+    return mask(w.text())  # a rule's example log may be pasted from a real one
 
 
 def _cause_heading(c: Cause) -> str:

@@ -120,6 +120,11 @@ _SECRET_KEY = re.compile(
 )
 
 
+# a placeholder or a variable stands for a secret, it is none: `-p <password>`,
+# `--token {token}`, `HF_TOKEN=${HF_TOKEN}`, `-p"$DOCKER_PASSWORD"`
+_STANDS_FOR = re.compile(r"""["']?(?:<[\w.-]{1,64}>|\{[\w.-]{1,64}\}|\$\{?\w{1,64}\}?)["']?""")
+
+
 def _keep_quotes(value: str) -> str:
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
         return f"{value[0]}{MASK}{value[0]}"
@@ -145,6 +150,8 @@ class _Masker:
         return _keep_quotes(value)
 
     def _sub(self, match: re.Match[str]) -> str:
+        if _STANDS_FOR.fullmatch(match.group(2)):
+            return match.group(0)
         after = match.group(3) if (match.re.groups or 0) >= 3 else ""
         return f"{match.group(1)}{self._secret(match.group(2))}{after or ''}"
 
@@ -181,6 +188,8 @@ class _Masker:
             at = rest.group().rfind("@") if rest else -1
             if rest is None or at <= 0 or _PORT.match(rest.group(), 0, at):
                 continue
+            if _STANDS_FOR.fullmatch(rest.group(), 0, at):
+                continue
             out.append(text[pos : m.end()] + self._secret(rest.group()[:at]))
             pos = m.end() + at
         return "".join(out) + text[pos:] if out else text
@@ -201,7 +210,7 @@ class _Masker:
             if not says_secret(m.group(1), text, m.end()):  # first: the value may be long
                 continue
             value = values.match(text, m.end())
-            if value is None:
+            if value is None or _STANDS_FOR.fullmatch(value.group()):
                 continue
             out.append(text[pos : m.end()] + self._secret(value.group()))
             pos = value.end()

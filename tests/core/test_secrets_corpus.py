@@ -179,3 +179,35 @@ def test_masking_time_grows_linearly(unit: str) -> None:
         small = "https://u:" + small
     big = small + small[len("https://u:") if unit == "@" else 0 :] * 3
     assert _seconds(big) < 8 * max(_seconds(small), 0.02)  # a floor for timer noise
+
+
+def test_the_rules_runbook_masks_a_token_pasted_into_a_rule_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    import shutil
+
+    from kb import runbook
+    from kb.loader import load
+
+    rules = tmp_path / "rules"
+    shutil.copytree(Path(__file__).parent / "base_rules", rules)
+    cause = rules / "demo" / "demo-cause.yaml"
+    token = "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH"
+    cause.write_text(
+        cause.read_text().replace(
+            "failed : Network is unreachable']",
+            f"failed : Network is unreachable HF_TOKEN={token}']",
+            1,
+        )
+    )
+    kb, issues = load(rules)
+    assert not [i for i in issues if i.severity == "error"], issues
+    md = runbook.render(kb)
+    assert token not in md and f"HF_TOKEN={MASK}" in md
+    assert "NCCL_SOCKET_IFNAME={iface}" in md or "NCCL_SOCKET_IFNAME=<iface>" in md
+
+    shipped, _ = load(Path(__file__).parents[2] / "rules")
+    in_rules = sum(
+        p.read_text().count(MASK) for p in (Path(__file__).parents[2] / "rules").rglob("*.yaml")
+    )
+    assert runbook.render(shipped).count(MASK) <= in_rules  # masking adds no mask of its own

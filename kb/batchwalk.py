@@ -97,7 +97,10 @@ def _take(
     params = walk.params
     if chk.scope == "pair" or missing_params(chk, params):
         return False
-    walk.record_check(combine([run_check(chk, node, params) for node in nodes]))
+    able = [n for n in nodes if getattr(n, "can_run", lambda _c: True)(chk)]
+    if not able:
+        return False
+    walk.record_check(combine([run_check(chk, node, params) for node in able]))
     return True
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from kb.runners.base import CommandResult
 from kb.runners.local import LocalRunner
+from kb.schema.models import Check
 
 TEXT_TOOLS = (
     "awk", "cat", "cut", "grep", "head", "paste", "sed", "sort", "tail", "tr", "uniq", "wc",
@@ -39,6 +40,7 @@ class RecordedNode:
             real = shutil.which(tool)
             if real is not None and not (self._dir / tool).exists():
                 (self._dir / tool).symlink_to(real)
+        self.programs = set(outputs)
         for program, cases in outputs.items():
             self._script(program, list(cases))
         self._runner = LocalRunner(name, env={"PATH": str(self._dir)})
@@ -61,6 +63,13 @@ class RecordedNode:
             path.unlink()
         path.write_text("\n".join(lines) + "\n")
         path.chmod(0o755)
+
+    def can_run(self, check: Check) -> bool:
+        """Only a read-only check whose programs (its `requires`) were recorded, or are
+        text tools, runs here: anything else would read this machine, not the node."""
+        tools = set(check.requires)
+        recorded = tools & self.programs
+        return check.read_only and bool(recorded) and tools <= self.programs | set(TEXT_TOOLS)
 
     def run(self, command: str, timeout: float) -> CommandResult:
         return self._runner.run(command, timeout)

@@ -409,7 +409,12 @@ class Walk:
             for o in step.outcomes:
                 confirmable.update(c for c in o.confirms if c in beliefs)
                 removable.update(c for c in o.rules_out if c in beliefs)
-            open_ = {c for c, b in beliefs.items() if b.status == "open"}
+            # a confirmed cause that has not settled yet is still worth a check
+            open_ = {
+                c
+                for c, b in beliefs.items()
+                if b.status == "open" or (b.status == "confirmed" and b.p < SETTLED)
+            }
             power = self._power(step)
             p = sum(beliefs[c].p * power.get(c, 1.0) for c in confirmable & open_)
             p += RULE_OUT_ONLY_WEIGHT * sum(
@@ -480,6 +485,10 @@ class Walk:
         """Take back the last step (None when there is none)."""
         self._state = None
         return self.events.pop() if self.events else None
+
+    def redo(self, ev: Event) -> Event:
+        """Put back an event that `undo` took (replaying a path step by step)."""
+        return self._push(ev)
 
     def _push(self, ev: Event) -> Event:
         self.events.append(ev)

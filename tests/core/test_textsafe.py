@@ -279,3 +279,60 @@ def test_report_prints_no_terminal_control_from_a_node(tmp_path: Path) -> None:
         assert "535.54" in done.stdout
         _clean(done.stdout)
         _clean(done.stderr)
+
+
+NODE_CHECK_RULE = r"""id: node-prints-controls
+title: A node whose tool prints terminal controls
+description: Its output holds escape sequences, C1 controls and bidi overrides.
+symptoms: [job-fails]
+prior: 0.1
+signatures:
+  - id: never
+    weight: 0.5
+    matchers:
+      - type: regex
+        pattern: 'this node prints controls'
+checks:
+  - id: print-controls
+    title: Print what a hostile tool prints
+    run: printf 'ok\033]52;c;ZXZpbA==\033\\ \302\233 \342\200\256evil\033c\n'
+    read_only: true
+    cost: 1
+    problem_if:
+      any_line_matches: 'ok'
+    means: The tool printed what a terminal would obey.
+    extract:
+      said: '^(ok.*)$'
+    finding: 'the tool said {said}'
+fixes: [generic-fix]
+examples:
+  match:
+    - 'this node prints controls'
+"""
+
+
+def test_check_prints_no_terminal_control_from_a_command_output(tmp_path: Path) -> None:
+    import shutil
+
+    rules = tmp_path / "rules"
+    shutil.copytree(RULES, rules)
+    (rules / "misc" / "node-prints-controls.yaml").write_text(NODE_CHECK_RULE)
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), DLPERF_HELP_RULES=str(rules))
+    env.pop("DLPERF_HELP_DEBUG", None)
+    for extra in ([], ["--json"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "kb.cli.main", "check", "--check", "print-controls", *extra],
+            capture_output=True,
+            timeout=300,
+            env=env,
+            cwd=ROOT,
+            text=True,
+            encoding="utf-8",
+            errors="surrogateescape",
+            stdin=subprocess.DEVNULL,
+        )
+        assert done.returncode == 1, done.stdout + done.stderr
+        shown = done.stdout + done.stderr
+        assert "print-controls" in shown and "evil" in shown
+        _clean(done.stdout)
+        _clean(done.stderr)

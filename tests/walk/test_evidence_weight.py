@@ -55,7 +55,7 @@ def test_blind_checks_that_pass_do_not_talk_the_user_out_of_a_log_proven_cause(
     assert run(walk, h200, "ifconfig-interfaces") == "pass"  # no veth here
     assert run(walk, h200, "list-interfaces") == "pass"
     b = walk.belief("nccl-wrong-interface")
-    assert b.p > 0.8 and b.p > start - 0.05  # was 2 %, below Paddle, TF and mpirun
+    assert b.p > 0.7 and b.p > start - 0.1  # was 2 %, below Paddle, TF and mpirun
     assert walk.beliefs()[0].id == "nccl-wrong-interface"
     assert "but the log still shows it" in b.reasons[-1]
     # the check that tests the claim the log made comes first, with the log's value

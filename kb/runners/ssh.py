@@ -262,7 +262,9 @@ class SSHRunner:
                 raise Unreachable("cancelled", "cancelled")
             try:
                 self._transport = self._open()
-            except Unreachable as exc:
+            except Exception as exc:  # Unreachable, or what a link cut under it raised
+                if self._cancelled:  # cancel() cut the link: not a fault of the node
+                    raise Unreachable("cancelled", "cancelled") from None
                 if self._expired:
                     raise Unreachable(
                         "timeout",

@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -324,8 +325,6 @@ def test_cancel_through_the_api_kills_the_remote_command(
     runner = make(target)
     assert isinstance(runner, SSHRunner)
     results: list[object] = []
-    import threading
-
     worker = threading.Thread(
         target=lambda: results.extend(runner.run_batch([("sleep 99999", 600.0)])), daemon=True
     )
@@ -370,3 +369,30 @@ def test_a_malformed_from_diagnosis_file_is_one_line_naming_it(
     assert proc.returncode == 2, proc.stderr
     [line] = proc.stderr.strip().splitlines()
     assert str(path) in line and words in line and "internal error" not in line
+
+
+def test_cancel_while_connecting_is_a_cancel_not_a_fault_of_the_node(
+    mute_port: int, hang_rules: KnowledgeBase, tmp_path: Path
+) -> None:
+    from kb.hosts import parse_host, targets
+
+    make, session = ssh_runners(
+        SSHOptions(known_hosts=tmp_path / "kh", connect_timeout=30, use_agent=False)
+    )
+    cancel = threading.Event()
+    threading.Timer(1.0, cancel.set).start()
+    start = time.monotonic()
+    try:
+        report = run_checks(
+            targets(parse_host(f"127.0.0.1:{mute_port}"), None, None, "me"),
+            plan.for_checks(hang_rules, ["cpus"]),
+            make,
+            RunOptions(pairs=False),
+            cancel=cancel,
+        )
+    finally:
+        session.close()
+    assert time.monotonic() - start < 1 + 6  # not the 30 s connect timeout
+    [host] = report.hosts
+    assert report.interrupted and host.ok and host.error is None
+    assert [(c.id, c.status, c.reason) for c in host.checks] == [("cpus", "skipped", "cancelled")]

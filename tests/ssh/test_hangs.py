@@ -103,7 +103,9 @@ def _gone(node: Node, name: str, within: float = 5.0) -> bool:
 
 @pytest.mark.parametrize(
     "setup",
-    ["ForceCommand sleep 1000", "ForceCommand cat /dev/zero", "bashrc: sleep 1000"],
+    # 30 s stands for "for ever" (the run must end long before); a root login (as here)
+    # cannot have sshd signal the session, so the sleep ends by itself, soon
+    ["ForceCommand sleep 30", "ForceCommand cat /dev/zero", "bashrc: sleep 30"],
 )
 def test_a_shell_that_never_starts_our_command_is_cut_and_json_still_printed(
     make_cluster: MakeCluster, setup: str

@@ -92,7 +92,14 @@ def _ucx(git_dir: Path) -> tuple[str, list[Seen]]:
     return csources.scan_ucx(git_dir)
 
 
+def _gloo(git_dir: Path) -> tuple[str, list[Seen]]:
+    import csources
+
+    return csources.scan_gloo(git_dir)
+
+
 SOURCES: dict[str, tuple[str, Callable[[Path], tuple[str, list[Seen]]]]] = {
+    "gloo": ("https://github.com/facebookincubator/gloo", _gloo),
     "ucx": ("https://github.com/openucx/ucx", _ucx),
     "torchelastic": ("https://github.com/pytorch/elastic", _torchelastic),
     "horovod": ("https://github.com/horovod/horovod", _horovod),

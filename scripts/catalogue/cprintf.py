@@ -143,3 +143,43 @@ def calls(text: str, macros: Mapping[str, int]) -> Iterator[Call]:
             fmt = _format_at(text, i)
             if fmt is not None and fmt.strip():
                 yield Call(m.group(1), fmt, text.count("\n", 0, m.start()) + 1)
+
+
+def concat_calls(text: str, macros: Mapping[str, int]) -> Iterator[Call]:
+    """Calls of macros that concatenate their arguments (`MakeString`-style, as Gloo's
+    `GLOO_ERROR_MSG("Connection closed by peer ", peer_.str())`): from the argument at
+    the macro's index on, a string literal is text, anything else a `%s`. A call with
+    no literal text is skipped."""
+    names = "|".join(re.escape(n) for n in sorted(macros, key=len, reverse=True))
+    head = re.compile(rf"(?<![\w.>])({names})\s*\(")
+    for m in head.finditer(text):
+        start = text.rfind("\n", 0, m.start()) + 1
+        if re.fullmatch(r"\s*#\s*define\s+", text[start : m.start()]):
+            continue
+        i, index, parts = m.end(), 0, []
+        while i < len(text):
+            i = _skip_space(text, i)
+            if i >= len(text) or text[i] == ")":
+                break
+            end = _skip_arg(text, i)
+            if index >= macros[m.group(1)]:
+                arg = text[i:end].strip()
+                lits, j, only = [], 0, True
+                while j < len(arg):
+                    j = _skip_space(arg, j)
+                    lit = _string_at(arg, j)
+                    if lit is None:
+                        only = False
+                        break
+                    lits.append(lit[0])
+                    j = lit[1]
+                parts.append("".join(lits) if only and lits else "%s")
+            index += 1
+            i = end + 1 if end < len(text) and text[end] == "," else end
+        fmt = "".join(parts)
+        if fmt.replace("%s", "").strip():
+            yield Call(
+                m.group(1),
+                fmt.replace("%", "%%").replace("%%s", "%s"),
+                text.count("\n", 0, m.start()) + 1,
+            )

@@ -120,3 +120,37 @@ def scan_ucx(git_dir: Path) -> tuple[str, list[Seen]]:
         git_dir, r"v(\d+\.\d+\.\d+)", "1.8.0", ("src",), lambda p: p.endswith(SUFFIXES),
         UCX_MACROS, UCX_LEVELS,
     )  # fmt: skip
+
+
+GLOO_MACROS = {
+    "GLOO_ERROR_MSG": 0, "GLOO_THROW_IO_EXCEPTION": 0,
+    "GLOO_THROW_INVALID_OPERATION_EXCEPTION": 0, "GLOO_ERROR": 0, "GLOO_WARN": 0,
+    "GLOO_INFO": 0, "GLOO_ENFORCE": 1, "GLOO_ENFORCE_EQ": 2, "GLOO_ENFORCE_NE": 2,
+    "GLOO_ENFORCE_LE": 2, "GLOO_ENFORCE_LT": 2, "GLOO_ENFORCE_GE": 2, "GLOO_ENFORCE_GT": 2,
+}  # fmt: skip
+
+
+def scan_gloo(git_dir: Path) -> tuple[str, list[Seen]]:
+    """Gloo (PyTorch's CPU collectives and rendezvous transport): its concatenating
+    error and log macros in gloo/, at the last commit of each year from 2018 (it has no
+    releases)."""
+    from cprintf import concat_calls
+    from gitsrc import yearly_snapshots
+
+    levels = {m: "warn" if m == "GLOO_WARN" else "info" if m == "GLOO_INFO" else "error"
+              for m in GLOO_MACROS}  # fmt: skip
+    snaps = yearly_snapshots(git_dir, 2018)
+    reader = BlobReader(git_dir)
+    merger = Merger()
+    per_blob: dict[str, list[tuple[str, str]]] = {}
+    for rev, year in snaps:
+        for path, sha in files_at(git_dir, rev, lambda p: p.endswith(SUFFIXES), ("gloo",)):
+            if "/test" in path or "/benchmark" in path:
+                continue
+            if sha not in per_blob:
+                found = concat_calls(reader.read(sha), GLOO_MACROS)
+                per_blob[sha] = [(levels[c.macro], c.template) for c in found]
+            for level, template in dict.fromkeys(per_blob[sha]):
+                merger.add(year, level, template, path)
+    reader.close()
+    return span(snaps[0][1], snaps[-1][1]), merger.entries()

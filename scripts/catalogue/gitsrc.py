@@ -71,3 +71,15 @@ def files_at(
         parts = meta.split()
         if len(parts) == 3 and parts[1] == "blob" and keep(path):
             yield path, parts[2]
+
+
+def yearly_snapshots(git_dir: Path, first_year: int, ref: str = "HEAD") -> list[tuple[str, str]]:
+    """(commit, year) of the last commit of each year on `ref`, for a library without
+    release tags (Gloo): its "versions" are the years whose code prints a message."""
+    out: list[tuple[str, str]] = []
+    last = _git(git_dir, "log", "-1", "--format=%cd", "--date=format:%Y", ref).strip()
+    for year in range(first_year, int(last) + 1):
+        rev = _git(git_dir, "rev-list", "-1", f"--before={year}-12-31T23:59:59", ref).strip()
+        if rev and (not out or out[-1][0] != rev):
+            out.append((rev, str(year)))
+    return out

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"
 LIBRARIES = {
     "nccl", "rccl", "cuda", "openssh", "ompi", "prrte", "glibc-ld", "horovod", "torchelastic",
-    "ucx",
+    "ucx", "gloo",
 }  # fmt: skip
 
 

@@ -171,3 +171,24 @@ def test_python_messages() -> None:
         ("warn", "shuffle_buffer_size is deprecated"),
     }
     assert list(pyextract.messages("def broken(:\n")) == []  # a file that does not parse
+
+
+def test_concatenating_macros() -> None:
+    src = """
+      signalException(
+          GLOO_ERROR_MSG("Connection closed by peer ", peer_.str()));
+  GLOO_ENFORCE_EQ(a, b, "Expected " "x", 5, "% done");
+      GLOO_THROW_IO_EXCEPTION(
+          "Timed out waiting ",
+          timeout.count(),
+          "ms for recv operation to complete");
+  GLOO_ENFORCE(ok);
+"""
+    macros = {"GLOO_ERROR_MSG": 0, "GLOO_ENFORCE_EQ": 2, "GLOO_THROW_IO_EXCEPTION": 0,
+              "GLOO_ENFORCE": 1}  # fmt: skip
+    got = [c.template for c in cprintf.concat_calls(src, macros)]
+    assert got == [
+        "Connection closed by peer %s",
+        "Expected x%s%% done",  # a literal % is escaped for the printf-style matcher
+        "Timed out waiting %sms for recv operation to complete",
+    ]  # GLOO_ENFORCE(ok) has no message

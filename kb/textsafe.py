@@ -32,6 +32,7 @@ _SINGLE = (
     "\ud800-\udfff]"
 )
 _UNSAFE = re.compile(f"(?P<seq>{_STRING}|{_CSI}|{_NF}|{_FE})|{_SINGLE}")
+ESCAPES = re.compile(f"{_STRING}|{_CSI}|{_NF}|{_FE}")  # only the sequences (for matching)
 _SGR = re.compile(r"\x1b\[[0-9;]*m\Z")
 _CRLF = re.compile(r"\r+\n")
 _JSON_UNSAFE = re.compile(
@@ -94,7 +95,7 @@ def safe_line(text: str) -> str:
 
 def strip_escapes(text: str) -> str:
     """Only the escape sequences removed (for matching and parsing, not for showing)."""
-    return _UNSAFE.sub(lambda m: "" if m.lastgroup else m.group(), text)
+    return ESCAPES.sub("", text)
 
 
 def json_dumps(data: Any, **kwargs: Any) -> str:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from kb.textsafe import ESCAPES
+
 # words that appear in healthy logs all the time: a signature resting on one is noise
 # (lint warns of it; ranking gives it no weight as evidence)
 GENERIC_WORDS = frozenset(
@@ -38,7 +40,7 @@ def mask(line: str) -> str:
     return line.strip()
 
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+ANSI = ESCAPES  # the sequences the reader removes from a log, removed the same way (linear)
 
 
 def clean(line: str) -> str:

@@ -144,6 +144,15 @@ def test_the_reader_strips_long_lines_of_escapes_in_linear_time(name: str) -> No
     assert ESC not in lines[0]
 
 
+def test_a_rule_example_is_cleaned_in_linear_time_too() -> None:
+    from kb.diagnosis.shapes import clean  # the rule tests' (and pasted lines') cleaning
+
+    t0 = time.perf_counter()
+    assert clean(WORST["2 MB of ESC ]"] + "NCCL WARN x") == "NCCL WARN x"
+    assert time.perf_counter() - t0 < 10
+    assert clean(f"{OSC8} NCCL WARN {OSC52_ST}x\r\n") == "docs NCCL WARN x"
+
+
 def test_the_reader_removes_st_ended_strings_before_matching() -> None:
     raw = f"{OSC8} {ESC}(BNCCL WARN {OSC52_ST}Connect failed{ESC}[0m\n"
     (block,) = list(blocks(text_stream(raw), "log"))

@@ -36,6 +36,9 @@ def build_graph(kb: KnowledgeBase) -> nx.DiGraph:
                         rel="rules_out",
                         answer=ans.id,
                     )
+        for ref in symptom.failure.causes if symptom.failure else ():
+            if ref in kb.causes:  # a failure symptom names its likely causes
+                g.add_edge(("symptom", sid), ("cause", ref), rel="explained_by")
     for fid, fix in kb.fixes.items():
         g.add_node(("fix", fid), model=fix)
     checks = kb.checks

@@ -81,7 +81,10 @@ class KnowledgeBase:
                 yield table[chk][1]
 
     def causes_of(self, symptom_id: str) -> list[Cause]:
-        return [c for c in self.causes.values() if symptom_id in c.symptoms]
+        """The causes that list the symptom, and those a failure symptom names."""
+        symptom = self.symptoms.get(symptom_id)
+        named = set(symptom.failure.causes) if symptom and symptom.failure else set()
+        return [c for c in self.causes.values() if symptom_id in c.symptoms or c.id in named]
 
     def area_of(self, node_id: str) -> str:
         src = self.sources.get(node_id)

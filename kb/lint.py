@@ -88,6 +88,16 @@ def check_references(kb: KnowledgeBase) -> Iterator[Issue]:
                                 )
     for sid, symptom in kb.symptoms.items():
         src = kb.sources[sid]
+        for i, ref in enumerate(symptom.failure.causes if symptom.failure else ()):
+            if ref not in kb.causes:
+                yield issue(
+                    src,
+                    src.line("failure", "causes", i),
+                    sid,
+                    "unresolved-ref",
+                    f"failure cause '{ref}' is not defined",
+                    _near(ref, kb.causes),
+                )
         for qi, q in enumerate(symptom.questions):
             for ai, ans in enumerate(q.answers):
                 for field in ("confirms", "rules_out"):

@@ -23,6 +23,7 @@ GROUP_TITLES = {
     "library": "A library is missing or mismatched",
     "install": "Installing or building fails",
     "dataset": "Data, configuration and code versions",
+    "crash": "The job crashes, is killed or stops without success",
 }
 
 

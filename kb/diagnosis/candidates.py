@@ -15,7 +15,10 @@ likely, the confidence they give it), times what the logs tell about the job:
 | NCCL's error kind (system, cuda, internal, ...) | causes that return that kind | others (x0.6) |
 | a framework (TensorFlow, Paddle, ...) | that framework's causes | other frameworks' (x0.2) |
 
-The shares of these weights are the candidates' confidences, capped at `SYMPTOM_MAX`
+A failure symptom (`failure:` in rules/symptoms, `kb.diagnosis.failure`) also names
+causes of its own (`failure.causes`: the OOM killer behind a rank killed by signal 9),
+weighed alike. The shares of these weights are the candidates' confidences, capped at
+`SYMPTOM_MAX`
 (below the "likely" threshold): the first `TOP` are reported, marked `basis: symptom`,
 with the symptom's lines as evidence and its cheapest question as the next step. The
 traits below are the field notes' knowledge of where each cause can occur; a cause not
@@ -127,9 +130,15 @@ def symptom_candidates(
     `partial` holds, for causes some of whose signatures fired without making them
     likely, (their confidence, evidence, values)."""
     ctx = JobContext.from_facts(facts)
+    named: dict[str, list[str]] = {}  # cause -> the failure symptoms shown that name it
+    for sid in shown:
+        spec = getattr(rules.symptoms.get(sid), "failure", None) or {}
+        for cid in spec.get("causes", []):
+            named.setdefault(cid, []).append(sid)
     scored: list[tuple[float, str, str, str]] = []  # (weight, cause, symptom, why)
     for cid, cause in rules.causes.items():
         explains = [s for s in cause.symptoms if s in shown]
+        explains += [s for s in named.get(cid, []) if s not in explains]
         if cause.generic or not explains:
             continue
         base, basis = (

@@ -44,6 +44,7 @@ class CauseSpec:
     generic: bool = False
     area: str = ""
     examples: list[str] = field(default_factory=list)  # its `match` log lines (approximate)
+    no_match: list[str] = field(default_factory=list)  # its `no_match` lines: not it
 
 
 @dataclass
@@ -55,6 +56,7 @@ class SymptomSpec:
     next_step: str = ""  # its cheapest question: what to do when only the symptom shows
     failure: dict[str, Any] | None = None  # kb.schema.Failure as plain data (English)
     examples: list[str] = field(default_factory=list)
+    no_match: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -89,6 +91,7 @@ class CompiledRules:
                     "next_step": s.next_step,
                     "failure": s.failure,
                     "examples": s.examples,
+                    "no_match": s.no_match,
                 }
                 for s in self.symptoms.values()
             ],
@@ -112,6 +115,7 @@ class CompiledRules:
                 s.get("next_step", ""),
                 s.get("failure"),
                 list(s.get("examples", [])),
+                list(s.get("no_match", [])),
             )
             for s in data["symptoms"]
         }
@@ -144,6 +148,7 @@ def from_kb(kb: Any, key: str = "") -> CompiledRules:
             generic=bool(c.generic),
             area=kb.area_of(cid) if hasattr(kb, "area_of") else "",
             examples=_example_lines(c),
+            no_match=_example_lines(c, "no_match"),
         )
         for cid, c in kb.causes.items()
     }
@@ -157,6 +162,7 @@ def from_kb(kb: Any, key: str = "") -> CompiledRules:
             _next_step(s),
             _failure(s),
             _example_lines(s),
+            _example_lines(s, "no_match"),
         )
         for sid, s in kb.symptoms.items()
     }
@@ -188,11 +194,12 @@ def _failure(symptom: Any) -> dict[str, Any] | None:
     }
 
 
-def _example_lines(node: Any) -> list[str]:
-    """The node's `match` examples, one log line each (the approximate matcher's corpus)."""
+def _example_lines(node: Any, kind: str = "match") -> list[str]:
+    """The node's `match` (or `no_match`) examples, one log line each (the approximate
+    matcher's corpus)."""
     examples = getattr(node, "examples", None)
     out: list[str] = []
-    for ex in getattr(examples, "match", []) or []:
+    for ex in getattr(examples, kind, []) or []:
         text = ex if isinstance(ex, str) else getattr(ex, "log", "")
         out.extend(line.strip() for line in str(text).splitlines() if line.strip())
     return out

@@ -6,6 +6,10 @@ the `CompiledRules` the CLI loads from its cache. `fast=False` runs the referenc
 path (every signature on every line), which the tests compare with the fast one.
 Long scans report `progress(bytes_done, bytes_total, file)` and stop early when the
 `cancel` event is set (the result then has `cancelled=True`).
+
+The start of each input (`KEEP` bytes) is kept as it streams by: a short input is then
+also read against the message catalogue (its failure messages, `kb.diagnosis.failure`)
+and, when nothing fired, compared with every known message (`kb.diagnosis.approximate`).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 
 from kb.diagnosis import hang_inputs, reader
 from kb.diagnosis.compiled import ensure_compiled
+from kb.diagnosis.lines import meaningful
 from kb.diagnosis.model import Diagnosis, Stats
 from kb.diagnosis.pipeline import Progress, Session
 from kb.diagnosis.ranking import LIKELY, analyze, rank
@@ -40,13 +45,50 @@ def _diagnose(
     start = time.perf_counter()
     compiled = ensure_compiled(rules)
     session = Session(compiled, fast=fast, use_hyperscan=use_hyperscan)
+    kept: dict[str, _Keep] = {}
+    inputs = [(name, _keeping(name, opener, kept)) for name, opener in inputs]
     outcome = session.run(inputs, progress=progress, cancel=cancel, total=total)
     reports, facts = analyze(outcome.analyzers)
     diag = rank(compiled, outcome.results, reports, facts)
+    short = _short_lines(kept)
+    if not diag.causes and diag.failure is None and short:
+        diag = _unnamed(compiled, outcome, reports, facts, short) or diag
     diag.errors = outcome.errors
     diag.cancelled = outcome.cancelled
     diag.stats = Stats(outcome.files, outcome.lines, outcome.bytes, time.perf_counter() - start)
     return diag
+
+
+def _unnamed(
+    rules: Any,
+    outcome: Any,
+    reports: list[Any],
+    facts: dict[str, Any],
+    short: list[tuple[str, int, str]],
+) -> Diagnosis | None:
+    """For a short input where nothing fired: its failure messages in the catalogue, else
+    the known messages closest to its lines (the catalogue is read only here: it costs)."""
+    from kb.diagnosis import failure
+
+    catalogue = failure.load_catalogue()
+    known = {
+        (h.file, h.line_no)
+        for (rid, _), r in outcome.results.items()
+        if failure.spec_of(rules, rid) is not None
+        for h in r.hits
+    }
+    seen = failure.catalogue_failures(rules, catalogue, short, known)
+    if seen:
+        diag = rank(rules, outcome.results, reports, facts, seen)
+        if diag.causes or diag.failure is not None:
+            return diag
+    if len(short) > SHORT_LINES:
+        return None
+    from kb.diagnosis.approximate import approximate_causes
+
+    diag = rank(rules, outcome.results, reports, facts)
+    diag.causes = approximate_causes(rules, short, facts, catalogue)
+    return diag if diag.causes else None
 
 
 def diagnose_paths(
@@ -100,6 +142,61 @@ def diagnose_lines(
     return _diagnose(
         kb, inputs, progress=None, cancel=None, fast=fast, use_hyperscan=True, total=None
     )
+
+
+KEEP = 64 * 1024  # bytes of each input kept: a short input is kept whole
+SHORT_LINES = 5  # kb.diagnosis.approximate.SHORT_LINES (not imported unless needed)
+
+
+class _Keep:
+    """A binary stream that keeps the first `KEEP` bytes read through it."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self.data = bytearray()
+        self.whole = True  # every byte read was kept
+        self.ended = False
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._stream.read(n)
+        if not data:
+            self.ended = True
+        elif len(self.data) + len(data) <= KEEP:
+            self.data += data
+        else:
+            self.whole = False
+        return bytes(data)
+
+    def __getattr__(self, name: str) -> Any:  # tell, close, fileobj
+        return getattr(self._stream, name)
+
+
+def _keeping(name: str, opener: Any, kept: dict[str, _Keep]) -> Any:
+    def open_kept() -> _Keep:
+        stream = kept[name] = _Keep(opener())
+        return stream
+
+    return open_kept
+
+
+def _short_lines(kept: dict[str, _Keep]) -> list[tuple[str, int, str]] | None:
+    """(file, line number, text) of the meaningful lines of inputs read whole and short
+    (`KEEP` bytes), or None when some input was longer."""
+    if not kept or any(not k.whole or not k.ended for k in kept.values()):
+        return None
+    out: list[tuple[str, int, str]] = []
+    for name, k in kept.items():
+        text = k.data.decode("utf-8", "replace")
+        numbered = [(i, _clean(t)) for i, t in enumerate(text.splitlines(), start=1)]
+        out.extend((name, n, t) for n, t in meaningful(numbered) if t.strip())
+    return out
+
+
+def _clean(line: str) -> str:
+    """A kept line as the scan saw it: no ANSI codes, no carriage return."""
+    from kb.diagnosis.shapes import clean
+
+    return clean(line).replace("\r", "")
 
 
 def _opener(name: str) -> Any:

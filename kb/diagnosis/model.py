@@ -36,6 +36,25 @@ class Evidence:
 
 BASIS_EVIDENCE = "evidence"  # lines of the logs point at this cause
 BASIS_SYMPTOM = "symptom"  # only a symptom shows; this is one of its probable causes
+BASIS_APPROXIMATE = "approximate"  # no signature fired; the text is close to a known message
+
+
+@dataclass
+class Approximate:
+    """The known message closest to a line the user typed or pasted, and how close."""
+
+    text: str  # the user's line
+    known: str  # the known message (a rule's example or a catalogue template)
+    score: float  # similarity, 0-100, numbers/addresses/paths masked on both sides
+    source: str  # "rules/<rule id>" or "catalogue/<library>"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "known": self.known,
+            "score": round(self.score, 1),
+            "source": self.source,
+        }
 
 
 @dataclass
@@ -49,6 +68,7 @@ class CauseResult:
     explanation: str = ""
     basis: str = BASIS_EVIDENCE
     symptom: str = ""  # for a symptom-level candidate: the symptom it would explain
+    approximate: Approximate | None = None  # for an approximate match: the closest message
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -62,6 +82,8 @@ class CauseResult:
         if self.basis != BASIS_EVIDENCE:
             out["basis"] = self.basis
             out["symptom"] = self.symptom
+        if self.approximate is not None:
+            out["approximate"] = self.approximate.to_json()
         if explain:
             out["explanation"] = self.explanation
         return out
@@ -102,6 +124,7 @@ class Diagnosis:
     errors: list[dict[str, str]] = field(default_factory=list)
     first_failure: dict[str, Any] | None = None
     cancelled: bool = False  # the scan was stopped before the end of the logs
+    failure: Any = None  # kb.diagnosis.failure.FailureSeen: a failure is seen in the logs
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -116,4 +139,11 @@ class Diagnosis:
             out["first_failure"] = dict(self.first_failure)
         if self.cancelled:
             out["cancelled"] = True
+        if self.failure is not None:
+            out["failure"] = self.failure.to_json()
         return out
+
+    @property
+    def found(self) -> bool:
+        """True when the logs show a problem: a cause, or a failure (exit status 1)."""
+        return bool(self.causes) or self.failure is not None

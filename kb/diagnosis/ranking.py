@@ -28,7 +28,9 @@ When no cause is likely but a failure symptom is certainly there (its signatures
 on lines other than INFO/DEBUG ones, or an analyzer saw it: an NCCL error code, a log
 that ends at start-up), the symptom's
 most probable causes are reported instead, below `LIKELY` and marked `basis: symptom`
-(`kb.diagnosis.candidates`).
+(`kb.diagnosis.candidates`). A failure symptom's lines (a crash, a kill, an exception,
+a hang) also give the diagnosis its `failure` (`kb.diagnosis.failure`), with or without
+a likely cause.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from kb.diagnosis import failure
 from kb.diagnosis.analyzers.base import Analyzer, Facts, Report
 from kb.diagnosis.candidates import symptom_candidates
 from kb.diagnosis.compiled import CompiledRules
@@ -70,6 +73,7 @@ class Piece:
     note: str | None = None
     rule: bool = True  # from a rule's signature (else from an analyzer)
     measured: bool = False  # an analyzer's measurement (times, bandwidth)
+    at_end: bool = False  # the signature counts where the log ends, whatever the line's level
     effective: float = 0.0
     why: str = ""
 
@@ -95,7 +99,7 @@ def _piece(rid: str, r: SignatureResult) -> Piece:
     alone, weight = spec.alone, spec.weight
     if _generic_only(spec):
         alone, weight = False, min(weight, 0.3)
-    return Piece(spec.id, weight, alone, ev, dict(r.params), spec.note)
+    return Piece(spec.id, weight, alone, ev, dict(r.params), spec.note, at_end=spec.at_end)
 
 
 def analyze(analyzers: list[Analyzer]) -> tuple[list[Report], Facts]:
@@ -108,12 +112,18 @@ def rank(
     results: dict[tuple[str, str], SignatureResult],
     reports: list[Report],
     facts: Facts,
+    seen: dict[str, list[Evidence]] | None = None,
 ) -> Diagnosis:
+    """Rank what fired; `seen` adds lines of failure symptoms found elsewhere (symptom id
+    -> lines: the message catalogue's)."""
     diag = Diagnosis()
     context = facts.get("context")
     pieces: dict[str, list[Piece]] = {}
     for (rid, _sid), r in results.items():
         pieces.setdefault(rid, []).append(_piece(rid, r))
+    for sid, lines in (seen or {}).items():
+        if sid in rules.symptoms:
+            pieces.setdefault(sid, []).append(Piece("catalogue", 0.5, True, lines, {}, rule=False))
     for report in reports:
         for f in report.findings:
             if f.cause in rules.causes or f.cause in rules.symptoms:
@@ -140,6 +150,11 @@ def rank(
     for rid, ps in pieces.items():
         if rid in rules.symptoms:
             ps = [p for p in ps if not p.rule or _failure_lines(p)]
+            spec = failure.spec_of(rules, rid)
+            if spec is not None:  # only the lines that do show a failure
+                for p in ps:
+                    p.evidence = failure.vet(spec, p.evidence, context, facts.get("completed"))
+                ps = [p for p in ps if p.evidence]
             if _fires(ps):
                 diag.symptoms.append(rid)
                 if rules.symptoms[rid].group != "slow":
@@ -173,6 +188,12 @@ def rank(
         del reported[c.id]
     fatal = {cid for cid, ps in reported.items() if shows_failure(ps)}
     _order(diag, rules, slow=slow, context=setup_only, fatal=fatal)
+    diag.failure = failure.choose(
+        rules,
+        {s: ev for s, ev in shown.items() if failure.spec_of(rules, s) is not None},
+        context,
+        first_failure,
+    )
     if not diag.causes and shown:
         diag.causes = symptom_candidates(rules, shown, partial, facts)
     for c in diag.causes:
@@ -195,7 +216,8 @@ def _failure_lines(p: Piece) -> list[Evidence]:
     """A symptom signature's lines that can show a failure: an INFO/DEBUG line (NCCL's
     `NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file`) is a probe,
     not a failure. (Analyzers judge their own lines: a log that ends at start-up.)"""
-    p.evidence = [e for e in p.evidence if level_of(e.text) != "info"]
+    if not p.at_end:  # a log that ends on an INFO line stopped there: that is a failure
+        p.evidence = [e for e in p.evidence if level_of(e.text) != "info"]
     return p.evidence
 
 

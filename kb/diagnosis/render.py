@@ -9,6 +9,7 @@ from __future__ import annotations
 from kb.diagnosis.compiled import CompiledRules
 from kb.diagnosis.model import BASIS_SYMPTOM, CauseResult, Diagnosis, Evidence
 from kb.diagnosis.ranking import LIKELY
+from kb.diagnosis.render_failure import approximate_header, approximate_lines, failure_lines
 from kb.placeholders import fill_text, show_command
 from kb.textsafe import safe, safe_line
 
@@ -76,20 +77,24 @@ def render(
     ]
     if diag.cancelled:
         out.append("(stopped before the end: the result covers what was read)")
-    if not diag.causes:
+    if not diag.causes and diag.failure is None:
         out.append("")
         out.append("No known problem found in these logs.")
+    out.extend(failure_lines(diag, rules))  # a failure is never "no known problem"
+    out.extend(approximate_header(diag))
     from_symptom = [c for c in diag.causes if c.basis == BASIS_SYMPTOM]
-    if from_symptom:
+    if from_symptom and diag.failure is None:
         out.extend(_symptom_only(from_symptom, rules, st))
     for i, c in enumerate(diag.causes, start=1):
         out.append("")
         kind = ", from the symptom only" if c.basis == BASIS_SYMPTOM else ""
+        kind = ", approximate match" if c.approximate is not None else kind
         out.append(
             st.bold(f"{i}. {safe_line(c.title)}")
             + f"  [{c.id}, confidence {c.confidence:.2f}{kind}]"
         )
-        if c.evidence:
+        out.extend(approximate_lines(c))
+        if c.evidence and c.approximate is None:
             out.append("   Evidence:")
             out.extend("     " + _line(e, st) for e in c.evidence)
         if c.params:

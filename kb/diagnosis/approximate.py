@@ -1,0 +1,269 @@
+"""Fuzzy and partial input: a line typed from memory or pasted cut, re-wrapped, reworded.
+
+Signatures are exact on purpose (a 1 GB log must not light up on near-misses), so
+`NCCL WARN Connect to fe80` typed from memory fires none of them. When a *short* input
+(`SHORT_LINES` meaningful lines or fewer) gives no cause and no failure, each of its
+lines is compared with every message the project knows: the rules' `match` examples
+(and their substring and fuzzy texts) and the message catalogue's templates, numbers,
+addresses and paths masked on both sides, case and punctuation ignored. A known message
+is close when rapidfuzz scores it at least `THRESHOLD` and it holds most of the line's
+specific words (random prose holds none of them). The causes of the closest messages
+are answered, marked `basis: approximate`, each with the known message beside the
+user's text and the score, below the "likely" threshold; a close message of a symptom
+gives that symptom's probable causes (`kb.diagnosis.candidates`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kb.diagnosis.candidates import symptom_candidates
+from kb.diagnosis.failure import catalogue_symptoms, message_class
+from kb.diagnosis.lines import level_of
+from kb.diagnosis.model import BASIS_APPROXIMATE, Approximate, CauseResult, Evidence
+from kb.diagnosis.shapes import mask
+
+SHORT_LINES = 5
+THRESHOLD = 72.0
+WORD_SHARE = 0.6  # of the line's specific words, the share the known message must hold
+APPROXIMATE_MAX = 0.45  # confidence of a perfect approximate match (below LIKELY)
+TOP = 3
+MIN_CHARS = 8
+
+_PUNCT = re.compile(r"[^a-z0-9<>]+")
+# a catalogue template's printf and format placeholders, as the masks write a value
+_PLACEHOLDER = re.compile(r"%[-+ #0-9.*]*(?:hh|h|ll|l|z|j|t|L)?[diouxXeEfgGcspn]|\{[\w.:]*\}")
+MIN_WORDS = 3  # a line needs this many words (one of them specific) to be compared at all
+_WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
+# words that say nothing about which message it is
+_COMMON = frozenset(
+    """the and for with from that this was were are not has have had but can cannot
+    into when then than there their its your our you any all some one two out get got
+    info warn warning error errors failed fail failure fails exception traceback line
+    file rank node process thread call called using used use run running ran job log
+    nccl cuda torch python see above below please while after before during""".split()
+)
+
+
+@dataclass(frozen=True)
+class Known:
+    """One known message: its text, its shape, and what it means."""
+
+    text: str
+    shape: str
+    words: frozenset[str]
+    cause: str = ""
+    symptom: str = ""
+    source: str = ""
+    negates: str = ""  # a rule's `no_match` example: "not <meaning>"; "*": benign message
+
+    @property
+    def meaning(self) -> str:
+        return self.cause or f"symptom:{self.symptom}"
+
+
+def shape(text: str) -> str:
+    """The comparable form: masked, lower-cased, punctuation as spaces."""
+    text = _PLACEHOLDER.sub("<N>", text)
+    return " ".join(_PUNCT.sub(" ", mask(text).lower()).split())
+
+
+def words_of(shaped: str) -> frozenset[str]:
+    return frozenset(w for w in _WORD.findall(shaped) if w not in _COMMON)
+
+
+_CORPORA: dict[tuple[str, int], list[Known]] = {}
+CACHE_FORMAT = "dlperf-approximate/1"
+
+
+def known_messages(rules: Any, catalogue: Any = None) -> list[Known]:
+    """Every message the rules (and the catalogue) know, shaped: kept in memory per rules
+    and catalogue, and on disk beside the compiled rules (shaping thousands of catalogue
+    templates costs more than a pasted line may wait)."""
+    key = (str(getattr(rules, "key", id(rules))), id(catalogue))
+    if key not in _CORPORA:
+        _CORPORA.clear()
+        _CORPORA[key] = _cached(rules, catalogue)
+    return _CORPORA[key]
+
+
+def _cached(rules: Any, catalogue: Any) -> list[Known]:
+    import contextlib
+    import hashlib
+    import json
+
+    from kb.paths import cache_dir
+
+    rules_key = str(getattr(rules, "key", "") or "")
+    if not rules_key:  # rules compiled in memory (a KnowledgeBase): nothing to key on
+        return list(_collect(rules, catalogue))
+    h = hashlib.blake2b(f"{CACHE_FORMAT}\0{rules_key}".encode(), digest_size=16)
+    h.update(Path(__file__).read_bytes())
+    for m in getattr(catalogue, "messages", ()):
+        h.update(f"\0{m.library}\0{m.template}\0{message_class(m)}\0{m.cause}".encode())
+        h.update(f"\0{m.symptom}\0{m.level}".encode())
+    path = cache_dir() / f"approximate-{h.hexdigest()}.json"
+    with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
+        return [
+            Known(**{**k, "words": frozenset(k["words"])}) for k in json.loads(path.read_text())
+        ]
+    corpus = list(_collect(rules, catalogue))
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        rows = [{**vars(k), "words": sorted(k.words)} for k in corpus]
+        tmp.write_text(json.dumps(rows, ensure_ascii=False))
+        os.replace(tmp, path)
+    return corpus
+
+
+def _collect(rules: Any, catalogue: Any) -> Iterable[Known]:
+    seen: set[tuple[str, str, str, str]] = set()
+
+    def known(
+        text: str, cause: str = "", symptom: str = "", source: str = "", negates: str = ""
+    ) -> Known | None:
+        text = " ".join(text.split())
+        shaped = shape(text)
+        key = (shaped, cause, symptom, negates)
+        if len(shaped) < MIN_CHARS or key in seen:
+            return None
+        seen.add(key)
+        if negates:
+            return Known(text, shaped, words_of(shaped), source=source, negates=negates)
+        return Known(text, shaped, words_of(shaped), cause, symptom, source)
+
+    def slow_only(cause: Any) -> bool:  # its examples are measurements, not messages
+        groups = {getattr(rules.symptoms.get(s), "group", "") for s in cause.symptoms}
+        return groups == {"slow"}
+
+    nodes = [(c, "cause") for c in rules.causes.values() if not slow_only(c)]
+    nodes += [(s, "symptom") for s in rules.symptoms.values() if s.group != "slow"]
+    for node, kind in nodes:
+        texts = [t for t in getattr(node, "examples", []) or [] if level_of(t) != "info"]
+        for sig in node.signatures:
+            texts.extend(m.text for m in sig.matchers if m.type in ("substring", "fuzzy"))
+        for text in texts:
+            k = known(
+                text,
+                cause=node.id if kind == "cause" else "",
+                symptom=node.id if kind == "symptom" else "",
+                source=f"rules/{node.id}",
+            )
+            if k is not None:
+                yield k
+        meaning = node.id if kind == "cause" else f"symptom:{node.id}"
+        for text in getattr(node, "no_match", []) or []:  # what the rule says it is not
+            k = known(text, source=f"rules/{node.id}", negates=meaning)
+            if k is not None:
+                yield k
+    if catalogue is None:
+        return
+    words = catalogue_symptoms(rules)
+    for m in getattr(catalogue, "messages", ()):
+        cls = message_class(m)
+        cause = str(getattr(m, "cause", "") or "") if cls == "cause" else ""
+        symptom = words.get(str(getattr(m, "symptom", "") or ""), "") if cls == "symptom" else ""
+        if cause not in rules.causes:
+            cause = ""
+        benign = cls == "benign"
+        if (not cause and not symptom and not benign) or getattr(m, "level", "") == "info":
+            continue  # an INFO line, or a meaning the rules cannot answer
+        k = known(str(m.template), cause, symptom, f"catalogue/{m.library}", "*" if benign else "")
+        if k is not None:
+            yield k
+
+
+def score(line_shape: str, line_words: frozenset[str], k: Known) -> float:
+    """How close a line is to a known message (0-100); 0 when the known message lacks
+    most of the line's specific words."""
+    if not line_words:
+        return 0.0
+    held = len(line_words & k.words) / len(line_words)
+    if held < WORD_SHARE:
+        return 0.0
+    from rapidfuzz import fuzz
+
+    partial = fuzz.partial_ratio(line_shape, k.shape)  # a line cut short, a fragment
+    tokens = fuzz.token_sort_ratio(line_shape, k.shape)  # words reordered
+    words = fuzz.partial_token_sort_ratio(line_shape, k.shape)  # words dropped
+    best = max(partial, tokens, 0.95 * words)
+    return float(best * (0.85 + 0.15 * held))
+
+
+def closest(
+    rules: Any, lines: list[tuple[str, int, str]], catalogue: Any = None
+) -> list[tuple[float, Known, tuple[str, int, str]]]:
+    """(score, known message, the user's line) of the closest messages, best first, one
+    per cause or symptom. An INFO line is left out (setup, not a failure); a meaning is
+    left out when the line is as close to one of its rule's `no_match` examples (or to a
+    benign catalogue message)."""
+    corpus = known_messages(rules, catalogue)
+    best: dict[str, tuple[float, Known, tuple[str, int, str]]] = {}
+    for item in lines:
+        line_shape = shape(item[2])
+        line_words = words_of(line_shape)
+        if (
+            len(line_shape) < MIN_CHARS
+            or len(_WORD.findall(line_shape)) < MIN_WORDS
+            or level_of(item[2]) == "info"
+        ):
+            continue
+        near: dict[str, tuple[float, Known]] = {}
+        negated: dict[str, float] = {}  # meaning -> how close a message known not to be it
+        for k in corpus:
+            s = score(line_shape, line_words, k)
+            if s < THRESHOLD:
+                continue
+            if k.negates:
+                negated[k.negates] = max(s, negated.get(k.negates, 0.0))
+            elif s > near.get(k.meaning, (0.0,))[0]:
+                near[k.meaning] = (s, k)
+        for meaning, (s, k) in near.items():
+            if s <= max(negated.get(meaning, 0.0), negated.get("*", 0.0)):
+                continue  # as close to what this rule says it is not (or to a benign one)
+            if s > best.get(meaning, (0.0,))[0]:
+                best[meaning] = (s, k, item)
+    return sorted(best.values(), key=lambda t: (-t[0], t[1].meaning))
+
+
+def approximate_causes(
+    rules: Any, lines: list[tuple[str, int, str]], facts: dict[str, Any], catalogue: Any = None
+) -> list[CauseResult]:
+    """The causes of the known messages closest to `lines`, ranked, `basis: approximate`."""
+    out: list[CauseResult] = []
+    for s, k, (file, line_no, text) in closest(rules, lines, catalogue):
+        ev = Evidence(file, line_no, text, 0, len(text), f"approximate/{k.source}")
+        near = Approximate(text.strip(), k.text, s, k.source)
+        if k.cause:
+            found = [(k.cause, k.symptom or "", s / 100 * APPROXIMATE_MAX)]
+        else:  # a symptom's message: its probable causes, weighed as candidates are
+            found = [
+                (c.id, k.symptom, c.confidence * s / 100)
+                for c in symptom_candidates(rules, {k.symptom: [ev]}, {}, facts)
+            ]
+        for cid, sid, conf in found:
+            if cid in rules.causes and all(c.id != cid for c in out):
+                cause = rules.causes[cid]
+                why = f"no signature fired; the line is {s:.0f}% like {k.source}: {k.text!r}"
+                out.append(
+                    CauseResult(
+                        cid,
+                        cause.title,
+                        min(conf, APPROXIMATE_MAX),
+                        [ev],
+                        {},
+                        list(cause.fixes),
+                        why,
+                        basis=BASIS_APPROXIMATE,
+                        symptom=sid or (cause.symptoms[0] if cause.symptoms else ""),
+                        approximate=near,
+                    )
+                )
+    out.sort(key=lambda c: -c.confidence)
+    return out[:TOP]

@@ -115,3 +115,28 @@ def test_a_case_folder_gives_its_log_report_and_dumps(shipped: Any, corpus: Path
         "127.0.0.1",
     )
     assert diag["stats"]["files"] == 6  # run.log, 2 RAS reports and their statements, the dumps'
+
+
+def test_dumps_of_different_nccl_versions_name_the_mismatch(shipped: Any, tmp_path: Path) -> None:
+    """Synthetic edge case: the same collectives, but each rank's dump reports its NCCL."""
+    for rank, lib in ((0, "2.21.5"), (1, "2.18.1")):
+        dump = {
+            "version": "2.10",
+            "comm_lib_version": lib,
+            "pg_config": {"0": {"name": "0", "desc": "default_pg", "ranks": "[0, 1]"}},
+            "entries": [
+                {
+                    "collective_seq_id": 1,
+                    "process_group": ("0", "default_pg"),
+                    "profiling_name": "nccl:all_reduce",
+                    "input_sizes": [[4]],
+                    "state": "scheduled",
+                    "retired": False,
+                }
+            ],
+        }
+        (tmp_path / f"rank_{rank}").write_bytes(pickle.dumps(dump, protocol=4))
+    diag = diagnose_paths(shipped, [tmp_path]).to_json()
+    ids = [c["id"] for c in diag["causes"]]
+    assert ids[0] == "nccl-missing-or-mismatch", ids
+    assert diag["causes"][0]["params"]["nccl_versions"] == "2.21.5 on rank 0; 2.18.1 on rank 1"

@@ -1,0 +1,37 @@
+"""The assistant's paste goes through the same engine: a pasted `ncclras` report names
+the stuck rank and its host on the diagnosis screen (Textual's Pilot, shipped rules)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kb.cli.common import load_kb
+from tests.tui.driving import paste, shows, until_screen
+
+ROOT = Path(__file__).resolve().parents[2]
+RAS = ROOT / "tests" / "corpora" / "hangs" / "nccl-sleep" / "ras.txt"
+
+
+@pytest.fixture(scope="module")
+def shipped_kb(private_cache: Path):  # type: ignore[no-untyped-def]
+    return load_kb(ROOT / "rules")
+
+
+async def test_a_pasted_ras_report_shows_the_stuck_rank(shipped_kb, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from dlperf_tui.app import DlperfHelpApp
+
+    app = DlperfHelpApp(rules=ROOT / "rules", export_dir=tmp_path, kb=shipped_kb)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until_screen(pilot, "StartScreen")
+        await paste(pilot, app.screen.query_one("#log"), RAS.read_text())
+        await until_screen(pilot, "DiagnosisScreen", timeout=300)  # compiles the rules first
+        await shows(
+            pilot,
+            "One rank never",
+            "rank 2 (process 464 on host 127.0.0.1, GPU",
+            "127.0.0.1, launched = 4",
+            "py-spy dump --pid 464",  # the check, filled with the pid RAS named
+            timeout=30,
+        )

@@ -21,7 +21,10 @@ LIKELY = 0.5  # kb.diagnosis.ranking.LIKELY, kept here so `--help` imports nothi
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.epilog = (
         "Exit status: 0 no known problem found, 1 a likely cause found (or a failure whose "
-        "cause no line names), 2 some input could not be read (the rest is still diagnosed). "
+        "cause no line names: a crash, a killed rank, an exception, a hang; the JSON then "
+        'holds a "failure" object), 2 some input could not be read (the rest is still '
+        "diagnosed). A short input (5 lines or fewer) that fires nothing is compared with "
+        'the known messages: close ones give their causes, marked "basis": "approximate". '
         f"A cause is listed when its rule fires and its confidence is at least {LIKELY}. When "
         "the logs show a failure (an NCCL error code, a run stuck at start-up) but no likely "
         "cause, the failure's most probable causes are listed below that threshold, marked "
@@ -112,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
         write(f"dlperf-help: {err['error']}\n", sys.stderr)
     if diag.errors:
         return 2
-    return 1 if diag.causes else 0
+    return 1 if diag.found else 0  # a cause, or a failure whose cause no line names
 
 
 class _Progress:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -18,6 +19,7 @@ from kb.placeholders import refused, show_command
 from kb.runners.base import Runner
 from kb.schema.models import Check, text_of
 from kb.session import CheckRecord, check_from_paste, missing_params
+from kb.textsafe import safe_line
 
 Mode = Literal["run", "paste"]
 
@@ -59,7 +61,7 @@ class CheckRunScreen(ModalScreen[CheckRecord | None]):
             if self.mode == "run":
                 if len(hosts) > 1:
                     yield Select(
-                        [(plain_line(h), h) for h in hosts],
+                        [(Text(safe_line(h)), h) for h in hosts],  # Text: searchable, no markup
                         value=self.app.runners.selected,  # type: ignore[attr-defined]
                         allow_blank=False,
                         id="host",

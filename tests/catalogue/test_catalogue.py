@@ -256,18 +256,20 @@ def test_the_shipped_catalogue_lints_clean(cause_ids: set[str]) -> None:
 
 SPEED = """
 import time
-t0 = time.perf_counter()
+t0 = time.process_time()
 from kb.catalogue import load_catalogue
 cat = load_catalogue()
-t1 = time.perf_counter()
+t1 = time.process_time()
 for line in LINES:
     cat.match(line)
-t2 = time.perf_counter()
+t2 = time.process_time()
 print(len(cat.messages), t1 - t0, (t2 - t1) / len(LINES))
 """
 
 
 def test_loading_the_catalogue_is_fast() -> None:
+    """CPU time, not wall time: the figure is the catalogue's cost, not the machine's
+    load (measured: about 0.1 s to import and load from the cache)."""
     lines = _real_nccl_warn_lines()[:50] + ["plain text that is no message at all"] * 50
     code = f"LINES = {lines!r}\n{SPEED}"
     times = []

@@ -486,6 +486,12 @@ class Walk:
         self._state = None
         return self.events.pop() if self.events else None
 
+    def know(self, values: dict[str, str]) -> None:
+        """Values known from outside the log (a survey's NIC advice); the log's own win."""
+        for k, v in values.items():
+            self.base_params.setdefault(k, v)
+        self._state = None
+
     def redo(self, ev: Event) -> Event:
         """Put back an event that `undo` took (replaying a path step by step)."""
         return self._push(ev)

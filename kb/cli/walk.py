@@ -63,7 +63,10 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(
                 f"--answer {key}=...: no question or check '{key}' in this walk"
             ) from None
-    records, nodes = _facts(args.facts)
+    records, nodes, interfaces = _facts(args.facts)
+    advice = _nic_advice(interfaces)
+    if advice:
+        walk.know({"good_iface": advice})
     try:
         end = run_batch(walk, answers, records, nodes)
     except WalkError as exc:
@@ -91,14 +94,26 @@ def _answers(items: list[str]) -> dict[str, str]:
     return out
 
 
-def _facts(paths: list[str]) -> tuple[dict[str, list[Any]], list[Any]]:
-    """Check results by check id (from `check --json`), and recorded nodes (from surveys)."""
+def _nic_advice(interfaces: dict[str, list[Any]]) -> str | None:
+    """The `NCCL_SOCKET_IFNAME` value that selects a usable NIC on every surveyed node."""
+    from kb.ifadvice import advise
+
+    if not interfaces:
+        return None
+    adv = advise(interfaces)
+    return adv.nccl_socket_ifname if adv.ok else None
+
+
+def _facts(paths: list[str]) -> tuple[dict[str, list[Any]], list[Any], dict[str, list[Any]]]:
+    """Check results by check id (from `check --json`), recorded nodes (from surveys),
+    and each surveyed node's interfaces."""
     from kb.recorded import RecordedNode, outputs_from_survey
     from kb.report import load_file
     from kb.session import CheckRecord
 
     records: dict[str, list[Any]] = {}
     nodes: list[Any] = []
+    interfaces: dict[str, list[Any]] = {}
     for path in paths:
         for node in load_file(path):
             for chk in node.checks:
@@ -120,7 +135,8 @@ def _facts(paths: list[str]) -> tuple[dict[str, list[Any]], list[Any]]:
             outputs = outputs_from_survey(node.facts)
             if outputs:
                 nodes.append(RecordedNode(node.host, outputs))
-    return records, nodes
+                interfaces[node.host] = list(node.facts.get("interfaces") or [])
+    return records, nodes, interfaces
 
 
 def _document(walk: Any, end: Any) -> dict[str, Any]:

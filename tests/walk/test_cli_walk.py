@@ -28,6 +28,9 @@ def test_a_survey_of_a_node_without_ib9_settles_on_the_wrong_interface_with_the_
     assert code == 0
     assert (doc["end"], doc["cause"]) == ("settled", "nccl-wrong-interface")
     assert doc["fixes"][0]["id"] == "set-nccl-socket-ifname"
+    assert (
+        doc["fixes"][0]["commands"][0]["run"] == "export NCCL_SOCKET_IFNAME=eth"
+    )  # the survey's NIC
     where = doc["fixes"][0]["commands"][0]["where"]
     assert "mpirun -x NCCL_SOCKET_IFNAME" in where  # where an export takes effect
     assert doc["steps"] == ["check configured-iface-exists → fail (NO-MATCH ib9)"]

@@ -14,11 +14,14 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
-from kb.schema.models import ParamDoc
 from kb.valuekinds import kind_of, validate_value
 
-Declared = Mapping[str, ParamDoc] | None  # a rule's `params`
+if TYPE_CHECKING:  # the schema imports pydantic, which a cached CLI start must not load
+    from kb.schema.models import ParamDoc
+
+    Declared = Mapping[str, ParamDoc] | None  # a rule's `params`
 
 TOKEN = re.compile(r"\{\{|\}\}|(?<!\$)\{([a-z_][a-z0-9_]*)\}")
 

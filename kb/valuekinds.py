@@ -14,10 +14,35 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Callable, Mapping
-from typing import get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from kb.hosts import is_host, is_iface
-from kb.schema.models import ParamDoc, ValueKind
+
+if TYPE_CHECKING:  # the schema imports pydantic, which a cached CLI start must not load
+    from kb.schema.models import ParamDoc
+
+# what a {placeholder}'s value may be; the rule schema's `kind:` takes these words
+ValueKind = Literal[
+    "host",
+    "hosts",
+    "port",
+    "iface",
+    "hca",
+    "user",
+    "number",
+    "numbers",
+    "version",
+    "path",
+    "filename",
+    "name",
+    "image",
+    "package",
+    "module",
+    "ref",
+    "pci",
+    "env",
+    "text",
+]
 
 KINDS: tuple[str, ...] = get_args(ValueKind)
 MAX_TEXT = 4096  # free text and paths

@@ -14,6 +14,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from kb.valuekinds import ValueKind
+
 ID_PATTERN = r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$"
 NAME_PATTERN = r"^[a-z_][a-z0-9_]*$"
 
@@ -146,27 +148,6 @@ class Signature(Strict):
 
 
 # what a placeholder's value may be (kb.valuekinds holds each kind's pattern)
-ValueKind = Literal[
-    "host",
-    "hosts",
-    "port",
-    "iface",
-    "hca",
-    "user",
-    "number",
-    "numbers",
-    "version",
-    "path",
-    "filename",
-    "name",
-    "image",
-    "package",
-    "module",
-    "ref",
-    "pci",
-    "env",
-    "text",
-]
 
 
 class ParamDoc(Strict):

@@ -147,9 +147,6 @@ class Signature(Strict):
 # ---------------------------------------------------------------- checks
 
 
-# what a placeholder's value may be (kb.valuekinds holds each kind's pattern)
-
-
 class ParamDoc(Strict):
     description: str
     example: str | None = None

@@ -91,6 +91,7 @@ class Step:
     help: str = ""
     check: Check | None = None
     cause: str | None = None  # the cause a check belongs to
+    question: Question | None = None
 
     @property
     def key(self) -> str:
@@ -296,8 +297,11 @@ class Walk:
             sens = fa + BLIND_WEIGHT * (sens - fa)
         return sens, fa
 
-    def applies(self, chk: Check, owners: tuple[str, ...], params: dict[str, str]) -> bool:
-        """A check bound to a framework or launcher waits until something says it is that."""
+    def applies(
+        self, chk: Check | Question, owners: tuple[str, ...], params: dict[str, str]
+    ) -> bool:
+        """A check (or a question) bound to a framework, a launcher or an error waits until
+        the log shows its cause, or a value from the log, an answer or a check says so."""
         if any(c in self.diagnosed for c in owners):
             return True
         return all(params.get(k) in allowed for k, allowed in chk.applies_if.items())
@@ -348,6 +352,10 @@ class Walk:
                 owners = tuple(c for o in step.outcomes for c, _ in o.ratios)
                 if not self.applies(step.check, owners, params):
                     continue
+            if offered_only and step.question is not None:
+                owners = tuple(c for o in step.outcomes for c in o.confirms)
+                if not self.applies(step.question, owners, params):
+                    continue
             yield step
 
     def _question_step(self, q: Question) -> Step:
@@ -362,7 +370,15 @@ class Walk:
             )
             for a in q.answers
         )
-        return Step("question", q.id, text_of(q.text, t), q.cost, answers, help=text_of(q.help, t))
+        return Step(
+            "question",
+            q.id,
+            text_of(q.text, t),
+            q.cost,
+            answers,
+            help=text_of(q.help, t),
+            question=q,
+        )
 
     def _check_step(self, chk: Check, cid: str) -> Step:
         """By default a failing check confirms the candidates that list it, a passing one

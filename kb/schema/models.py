@@ -303,6 +303,11 @@ class Question(Strict):
     help: Text | None = None
     cost: float = Field(1, gt=0)
     answers: list[Answer] = Field(min_length=2)
+    applies_if: dict[ParamName, list[str]] = Field(
+        default_factory=dict,
+        description="asked only once each named value (from the log, an answer or a check) "
+        "is one of these, or the log shows a cause it confirms, e.g. nccl_error: [ipc]",
+    )
 
 
 Group = Literal["launch", "hang", "slow", "library", "install", "dataset", "crash"]

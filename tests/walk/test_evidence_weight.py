@@ -153,3 +153,18 @@ def test_the_survey_hands_the_ssh_port_only_to_the_ssh_checks(kb: KnowledgeBase)
     with_port = {t.id for t in plan.survey(kb) if "port" in names_in(t.template)}
     assert "port-listening" not in with_port  # it said `held by sshd` on every node
     assert "sshd-listening-on-port" in with_port
+
+
+def test_a_question_whose_answers_assume_an_error_waits_until_the_error_is_known(
+    kb: KnowledgeBase,
+) -> None:
+    walk = Walk(kb, "nccl-init-fails")
+    assert "ipc-handle-error-code" not in {s.id for s in walk.steps()}
+    walk.answer("first-nccl-warning", "ipc")
+    assert walk.params["nccl_error"] == "ipc"
+    assert "ipc-handle-error-code" in {s.id for s in walk.steps()}
+    # the log that shows the IPC error (and the cause the question confirms) asks it at once
+    logged = Walk(
+        kb, diagnosis=diagnose_paths(kb, [LOGS / "hvddoc-cuda-ipc-handle-30-same-hostname.log"])
+    )
+    assert "ipc-handle-error-code" in {s.id for s in logged.steps()}

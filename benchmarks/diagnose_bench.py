@@ -1,17 +1,26 @@
 #!/usr/bin/env python3
-"""How fast is `dlperf-help diagnose` on a huge log, next to `grep -E -f` over the same
-signatures? And how long does a small pasted log take, whole process?
+"""How fast is `dlperf-help diagnose` on the logs people have, next to `grep -E -f` over
+the same signatures? With and without the message catalogue? And how long does a small
+pasted log take, whole process?
 
-    python benchmarks/diagnose_bench.py                 # 1 GB log (generated once)
-    python benchmarks/diagnose_bench.py --size-mb 100   # while developing
-    python benchmarks/diagnose_bench.py --flood --size-mb 130   # a line-veto flood
+    python benchmarks/diagnose_bench.py                         # 100 MB, sparse and dense
+    python benchmarks/diagnose_bench.py --size-mb 1024          # the issue's 1 GB
+    python benchmarks/diagnose_bench.py --kinds flood --size-mb 130   # a line-veto flood
 
-Generates (once, under .bench/) a realistic multi-rank NCCL/training log with real
-failure lines buried in it (benchmarks/loggen.py), then runs, one after the other and
-one run each: GNU grep (`LC_ALL=C grep -E -c -f PATTERNS`, the rules' regex and
-substring matchers translated to ERE) and `dlperf-help diagnose --json`, reporting
-wall time, MB/s and peak RSS (from wait4) of each, the causes found, and the median
-of five whole-process runs on a small pasted log. Prints a Markdown table for README.
+Generates (once, under .bench/) each kind of log (benchmarks/loggen.py) with real
+failure lines buried in it: *sparse*, a multi-rank training log where few lines are
+candidates (progress lines, NCCL initialisation now and then); *dense*, what 64 ranks
+print with `NCCL_DEBUG=INFO` (most lines NCCL INFO: Channel, Trees, NET/IB, ring and
+Init lines); *flood*, an sshd log whose every line a rule's veto rejects. Then, one run
+each, one after the other: GNU grep (`LC_ALL=C grep -E -c -f PATTERNS`, the rules'
+regex and substring matchers translated to ERE, catalogue templates included) and
+`dlperf-help diagnose --json`, with the catalogue and without it
+(`DLPERF_HELP_CATALOGUE` at an empty folder), reporting wall time, CPU time, MB/s and
+peak RSS (from wait4) of each, the causes found and whether the planted ones are among
+them, and the median of five whole-process runs on a small pasted log. Writes the
+figures to benchmarks/results/diagnose-latest.{md,json} (--results to change).
+The machine's load average is recorded beside them: on a shared machine, wall times
+are the load's as much as the program's; CPU times less so.
 """
 
 from __future__ import annotations
@@ -26,9 +35,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from loggen import generate, generate_flood
+from loggen import generate, generate_dense, generate_flood
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL_LOG = (
@@ -93,89 +103,216 @@ def re2_to_ere(pattern: str) -> str:
     return "".join(out)
 
 
-def grep_patterns(dest: Path) -> tuple[Path, int, int]:
-    """Write the rules' matchers as ERE lines; return (file, kept, dropped)."""
+def grep_patterns(dest: Path) -> tuple[Path, int, int, int]:
+    """Write the rules' matchers as ERE lines; return (file, kept, dropped, of which from
+    the catalogue)."""
     sys.path.insert(0, str(ROOT))
     from kb.diagnosis.compiled import load_rules
 
-    pats = []
+    pats: dict[str, bool] = {}
     for _rid, sig in load_rules().signatures():
         for m in sig.matchers:
             if m.type == "regex":
-                pats.append(re2_to_ere(m.pattern))
+                p = re2_to_ere(m.pattern)
             elif m.type == "substring":
-                pats.append(re.sub(r"([.[\]()*+?{}|^$\\])", r"\\\1", m.text))
-    kept, dropped = [], 0
-    for p in dict.fromkeys(pats):
+                p = re.sub(r"([.[\]()*+?{}|^$\\])", r"\\\1", m.text)
+            else:
+                continue
+            pats.setdefault(p, sig.id.startswith("catalogued:"))
+    kept, dropped, from_catalogue = [], 0, 0
+    for p, cat in pats.items():
         ok = subprocess.run(["grep", "-E", "-e", p, "/dev/null"], capture_output=True).returncode
         if ok == 2:
             dropped += 1
         else:
             kept.append(p)
+            from_catalogue += cat
     dest.write_text("\n".join(kept) + "\n", encoding="utf-8")
-    return dest, len(kept), dropped
+    return dest, len(kept), dropped, from_catalogue
+
+
+KINDS = {
+    # kind: (file name, generator, planted causes that must be found)
+    "sparse": ("multirank", generate, ["nccl-ib-fabric-error", "nccl-timeout-hang"]),
+    "dense": ("nccl-info-dense", generate_dense, ["nccl-ib-fabric-error", "nccl-timeout-hang"]),
+    "flood": ("sshd-flood", generate_flood, []),
+}
+
+
+def catalogue_counts() -> tuple[int, int]:
+    """(templates in the catalogue, of them wired as signatures of a cause)."""
+    sys.path.insert(0, str(ROOT))
+    from kb.catalogue import load_catalogue
+    from kb.diagnosis.compiled import load_rules
+
+    templates = len(load_catalogue().messages)
+    wired = sum(s.id.startswith("catalogued:") for _r, s in load_rules().signatures())
+    return templates, wired
+
+
+def diagnose_row(exe: str, log: Path, env: dict[str, str], planted: list[str]) -> dict[str, Any]:
+    wall, rss, code, out, cpu = run_measured([exe, "diagnose", "--json", str(log)], env)
+    try:
+        ids = [(c["id"], round(c["confidence"], 2)) for c in json.loads(out)["causes"]]
+    except (json.JSONDecodeError, KeyError, TypeError):
+        ids = []
+    found = [i for i, _ in ids]
+    return {
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu, 2),
+        "peak_rss_mb": rss,
+        "exit": code,
+        "causes": [f"{i} {c:.2f}" for i, c in ids[:3]],
+        "planted_found": all(p in found for p in planted),
+    }
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--size-mb", type=int, default=1024)
+    ap.add_argument("--size-mb", type=int, default=100)
+    ap.add_argument("--kinds", default="sparse,dense", help="comma-separated: sparse,dense,flood")
     ap.add_argument("--dir", type=Path, default=ROOT / ".bench")
     ap.add_argument("--skip-grep", action="store_true")
-    ap.add_argument(
-        "--flood",
-        action="store_true",
-        help="an sshd log whose every line a rule's line veto rejects (benchmarks/loggen.py)",
-    )
+    ap.add_argument("--skip-no-catalogue", action="store_true")
+    ap.add_argument("--results", type=Path, default=ROOT / "benchmarks/results/diagnose-latest")
     args = ap.parse_args()
+    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        ap.error(f"unknown kind(s): {', '.join(unknown)} (known: {', '.join(KINDS)})")
     args.dir.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
-    if args.flood:
-        log = args.dir / f"sshd-flood-{args.size_mb}mb.log"
-        generate_flood(log, args.size_mb * 1024 * 1024)
-    else:
-        log = args.dir / f"multirank-{args.size_mb}mb.log"
-        generate(log, args.size_mb * 1024 * 1024)
-    size = log.stat().st_size
-    print(f"log: {log} ({size / 1e6:,.0f} MB, ready in {time.perf_counter() - t0:.0f} s)")
-
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    exe = shutil.which("dlperf-help") or "dlperf-help"
+    exe = shutil.which("dlperf-help") or str(ROOT / ".venv/bin/dlperf-help")
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its bytecode
-    subprocess.run([exe, "diagnose", str(SMALL_LOG)], capture_output=True, env=env)  # warm caches
-
-    rows = []
+    empty = args.dir / "no-catalogue"
+    empty.mkdir(exist_ok=True)
+    bare = dict(env, DLPERF_HELP_CATALOGUE=str(empty))
+    for e in (env, bare):  # compile and cache the rules (and scan databases) once each
+        subprocess.run([exe, "diagnose", str(SMALL_LOG)], capture_output=True, env=e)
+    templates, wired = catalogue_counts()
+    result: dict[str, Any] = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "cpus": os.cpu_count(),
+        "load_before": [round(x, 1) for x in os.getloadavg()],
+        "catalogue_templates": templates,
+        "catalogue_signatures": wired,
+        "logs": {},
+    }
     if not args.skip_grep:
-        pats, kept, dropped = grep_patterns(args.dir / "patterns.ere")
-        genv = dict(env, LC_ALL="C")
-        wall, rss, _, _, cpu = run_measured(["grep", "-E", "-c", "-f", str(pats), str(log)], genv)
-        rows.append((f"GNU grep -E -c -f ({kept} patterns, LC_ALL=C)", wall, cpu, rss, ""))
-        if dropped:
-            print(f"({dropped} patterns grep could not take were left out)")
-    wall, rss, code, out, cpu = run_measured([exe, "diagnose", "--json", str(log)], env)
-    try:
-        causes = [f"{c['id']} {c['confidence']:.2f}" for c in json.loads(out)["causes"]]
-    except (json.JSONDecodeError, KeyError):
-        causes = [f"no JSON (exit {code})"]
-    rows.append(("dlperf-help diagnose --json", wall, cpu, rss, ", ".join(causes[:3])))
+        pats, kept, dropped, from_cat = grep_patterns(args.dir / "patterns.ere")
+        result["grep_patterns"] = {"kept": kept, "dropped": dropped, "from_catalogue": from_cat}
+    for kind in kinds:
+        stem, gen, planted = KINDS[kind]
+        t0 = time.perf_counter()
+        log = gen(args.dir / f"{stem}-{args.size_mb}mb.log", args.size_mb * 1024 * 1024)
+        size = log.stat().st_size
+        print(f"{kind}: {log} ({size / 1e6:,.0f} MB, ready in {time.perf_counter() - t0:.0f} s)")
+        row: dict[str, Any] = {"file": log.name, "mb": round(size / 1e6, 1)}
+        if not args.skip_grep:
+            genv = dict(env, LC_ALL="C")
+            wall, rss, _, out, cpu = run_measured(
+                ["grep", "-E", "-c", "-f", str(pats), str(log)], genv
+            )
+            row["grep"] = {
+                "wall_s": round(wall, 2),
+                "cpu_s": round(cpu, 2),
+                "peak_rss_mb": rss,
+                "lines": int(out or b"0"),
+            }
+        row["diagnose"] = diagnose_row(exe, log, env, planted)
+        if not args.skip_no_catalogue:
+            row["diagnose_no_catalogue"] = diagnose_row(exe, log, bare, planted)
+        for key in ("grep", "diagnose", "diagnose_no_catalogue"):
+            if key in row:
+                r = row[key]
+                r["mb_s_wall"] = round(size / 1e6 / max(r["wall_s"], 1e-3))
+                r["mb_s_cpu"] = round(size / 1e6 / max(r["cpu_s"], 1e-3))
+        if "grep" in row:
+            row["ratio_grep_over_diagnose_wall"] = round(
+                row["grep"]["wall_s"] / max(row["diagnose"]["wall_s"], 1e-3), 2
+            )
+            row["ratio_grep_over_diagnose_cpu"] = round(
+                row["grep"]["cpu_s"] / max(row["diagnose"]["cpu_s"], 1e-3), 2
+            )
+        result["logs"][kind] = row
 
     small, small_cpu, srss = [], [], 0
     for _ in range(5):
         w, srss, _, _, c = run_measured([exe, "diagnose", str(SMALL_LOG)], env)
         small.append(w)
         small_cpu.append(c)
-    print(f"\nload average before the runs: {load}")
-    kind = "sshd flood" if args.flood else "multi-rank"
-    print(f"| {size / 1e6:,.0f} MB {kind} log | wall | MB/s (wall) | CPU | peak RSS | found |")
-    print("|---|---|---|---|---|---|")
-    for name, w, c, r, found in rows:
-        print(f"| {name} | {w:.2f} s | {size / 1e6 / w:,.0f} | {c:.2f} s | {r} MB | {found} |")
-    print(
-        f"\nsmall pasted log ({SMALL_LOG.name}), whole process, median of 5: "
-        f"{statistics.median(small):.2f} s wall, {statistics.median(small_cpu):.2f} s CPU, "
-        f"peak RSS {srss} MB"
-    )
+    result["small_log"] = {
+        "file": SMALL_LOG.name,
+        "median_wall_s": round(statistics.median(small), 2),
+        "median_cpu_s": round(statistics.median(small_cpu), 2),
+        "peak_rss_mb": srss,
+    }
+    result["load_after"] = [round(x, 1) for x in os.getloadavg()]
+    md = markdown(result)
+    print("\n" + md)
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    args.results.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
+    args.results.with_suffix(".md").write_text(md)
+    print(f"written: {args.results}.md, .json")
     return 0
+
+
+def markdown(r: dict[str, Any]) -> str:
+    """The result as a short Markdown page (what README's speed paragraph quotes)."""
+    out = [
+        f"# diagnose speed, {r['date']}",
+        "",
+        f"{r['cpus']} CPUs shared with other engineers' work: load average "
+        f"{', '.join(map(str, r['load_before']))} before, "
+        f"{', '.join(map(str, r['load_after']))} after. Wall times carry that load; CPU "
+        "times (user+system, from wait4) less so. One run each.",
+        "",
+        f"Message catalogue: {r['catalogue_templates']} templates, "
+        f"{r['catalogue_signatures']} of them wired as signatures of a cause.",
+    ]
+    if "grep_patterns" in r:
+        g = r["grep_patterns"]
+        out.append(
+            f"grep gets {g['kept']} ERE patterns ({g['from_catalogue']} from the catalogue; "
+            f"{g['dropped']} it cannot take left out)."
+        )
+    out += [
+        "",
+        "| log | program | wall | MB/s wall | CPU | MB/s CPU | peak RSS | found |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    names = {
+        "grep": "`LC_ALL=C grep -E -c -f`",
+        "diagnose": "`diagnose --json`",
+        "diagnose_no_catalogue": "`diagnose --json`, no catalogue",
+    }
+    for kind, row in r["logs"].items():
+        for key, name in names.items():
+            if key not in row:
+                continue
+            x = row[key]
+            found = f"{x['lines']} lines" if key == "grep" else ", ".join(x["causes"])
+            if key != "grep":
+                found += "" if x["planted_found"] else " (PLANTED CAUSE MISSED)"
+            out.append(
+                f"| {kind} {row['mb']:,.0f} MB | {name} | {x['wall_s']:.2f} s | "
+                f"{x['mb_s_wall']} | {x['cpu_s']:.2f} s | {x['mb_s_cpu']} | "
+                f"{x['peak_rss_mb']} MB | {found} |"
+            )
+    out.append("")
+    for kind, row in r["logs"].items():
+        if "ratio_grep_over_diagnose_wall" in row:
+            out.append(
+                f"- {kind}: time ratio grep/diagnose {row['ratio_grep_over_diagnose_wall']} "
+                f"(wall), {row['ratio_grep_over_diagnose_cpu']} (CPU)"
+            )
+    s = r["small_log"]
+    out.append(
+        f"- small pasted log ({s['file']}), whole process, median of 5: "
+        f"{s['median_wall_s']:.2f} s wall, {s['median_cpu_s']:.2f} s CPU, "
+        f"peak RSS {s['peak_rss_mb']} MB"
+    )
+    return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":

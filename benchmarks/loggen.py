@@ -191,3 +191,141 @@ def generate_flood(path: Path, size_bytes: int, seed: int = 11) -> Path:
             written += len(text)
     tmp.replace(path)
     return path
+
+
+# ---------------------------------------------------------------- INFO-dense
+
+
+DENSE_HOSTS = [f"node{n:03d}" for n in range(8)]
+DENSE_RANKS = 64
+
+
+def _dense_prefix(rank: int, pid: int, tid: int) -> str:
+    host = DENSE_HOSTS[rank // PER_NODE]
+    return f"[1,{rank}]<stdout>:{host}:{pid}:{tid} [{rank % PER_NODE}] NCCL INFO "
+
+
+def dense_init(rng: random.Random, comm: int, rank: int) -> list[str]:
+    """One rank's INFO lines for one communicator, in the shapes NCCL 2.18-2.21 prints
+    (tests/data/logs, tests/heldout*/healthy-*.log): versions and plugins, NET/IB
+    devices, Init START, ring orders, Trees, per-channel connections over P2P and
+    NET/IB, proxy connections, thresholds, Init COMPLETE and its timings."""
+    r, n = rank, DENSE_RANKS
+    pid = 20000 + r * 13 + comm
+    tid = pid + 7 + rng.randrange(40)
+    p = _dense_prefix(r, pid, tid)
+    ip = f"10.1.{r // PER_NODE}.{11 + r // PER_NODE}"
+    local = r % PER_NODE
+    commid = f"0x{(comm * 0x9E3779B97F4A7C15) & (2**64 - 1):x}"
+    out = [
+        f"{p}Bootstrap : Using ib0:{ip}<0>",
+        f"{p}NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.",
+        f"{p}cudaDriverVersion 12040",
+        f"{p}NCCL version 2.21.5+cuda12.4",
+        f"{p}NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB [3]mlx5_3:1/IB [RO]; "
+        f"OOB ib0:{ip}<0>",
+        f"{p}Using non-device net plugin version 0",
+        f"{p}Using network IB",
+        f"{p}ncclCommInitRank comm 0x{rng.getrandbits(44):x} rank {r} nranks {n} cudaDev "
+        f"{local} nvmlDev {local} busId {rng.choice('1a3b5c7d')}000 commId {commid} - Init START",
+        f"{p}Setting affinity for GPU {local} to ffffffff,00000000,ffffffff",
+        f"{p}NVLS multicast support is not available on dev {local}",
+        f"{p}comm 0x{rng.getrandbits(44):x} rank {r} nRanks {n} nNodes {len(DENSE_HOSTS)} "
+        f"localRanks {PER_NODE} localRank {local} MNNVL 0",
+    ]
+    order = " ".join(f"{(r + k) % n:4d}" for k in range(16))
+    for ch in range(0, 32, 4):
+        out.append(f"{p}Channel {ch:02d}/32 : {order}")
+    up, down = (r - 1) // 2 if r else -1, 2 * r + 1 if 2 * r + 1 < n else -1
+    trees = " ".join(f"[{t}] {down}/-1/-1->{r}->{up}" for t in range(8))
+    out.append(f"{p}Trees {trees}")
+    out.append(f"{p}P2P Chunksize set to 131072")
+    nxt, prv = (r + 1) % n, (r - 1) % n
+    for ch in range(32):
+        cross = nxt // PER_NODE != r // PER_NODE
+        via = f"NET/IB/{ch % 4}/GDRDMA" if cross else "P2P/CUMEM/read"
+        side = "[send] " if cross else ""
+        out.append(
+            f"{p}Channel {ch:02d}/0 : {r}[{local}] -> {nxt}[{nxt % PER_NODE}] {side}via {via}"
+        )
+        cross = prv // PER_NODE != r // PER_NODE
+        via = f"NET/IB/{ch % 4}/GDRDMA" if cross else "P2P/CUMEM/read"
+        side = "[receive] " if cross else ""
+        out.append(
+            f"{p}Channel {ch:02d}/0 : {prv}[{prv % PER_NODE}] -> {r}[{local}] {side}via {via}"
+        )
+        if ch % 4 == 0:
+            kind = rng.choice(("send", "recv"))
+            out.append(
+                f"{p}New proxy {kind} connection {ch // 4} from local rank {local}, transport 2"
+            )
+            out.append(
+                f"{p}Connected to proxy localRank {local} -> connection 0x{rng.getrandbits(44):x}"
+            )
+    out += [
+        f"{p}Connected all rings",
+        f"{p}Connected all trees",
+        f"{p}threadThresholds 8/8/64 | 512/8/64 | 512 | 512",
+        f"{p}32 coll channels, 32 collnet channels, 0 nvls channels, 32 p2p channels, "
+        "32 p2p channels per peer",
+        f"{p}TUNER/Plugin: Plugin load returned 11 : libnccl-tuner.so: cannot open shared object "
+        "file: No such file or directory.",
+        f"{p}ncclCommInitRank comm 0x{rng.getrandbits(44):x} rank {r} nranks {n} cudaDev "
+        f"{local} nvmlDev {local} busId 1a000 commId {commid} - Init COMPLETE",
+        f"{p}Init timings - ncclCommInitRankConfig: rank {r} nranks {n} total "
+        f"{rng.random() * 3:.2f} (kernels 0.{rng.randrange(99):02d}, alloc 0.01, bootstrap "
+        f"0.{rng.randrange(99):02d}, allgathers 0.00, topo 0.{rng.randrange(99):02d}, graphs "
+        f"0.00, connections 0.{rng.randrange(99):02d}, rest 0.00)",
+    ]
+    return out
+
+
+def dense_failures(rng: random.Random) -> list[str]:
+    """The two failure lines buried in the INFO-dense log: one rank's IB completion
+    error, and its watchdog's timeout."""
+    r = 43
+    host = DENSE_HOSTS[r // PER_NODE]
+    return [
+        f"[1,{r}]<stdout>:{host}:20572:20601 [{r % PER_NODE}] transport/net_ib.cc:1695 NCCL "
+        f"WARN NET/IB : Got completion from peer 10.1.4.15<48821> with status=12 opcode=0 "
+        f"len=0 vendor err 129 (Send) localGid ::ffff:10.1.5.16 remoteGids::ffff:10.1.4.15 "
+        f"hca mlx5_2",
+        f"[1,{r}]<stdout>:[rank{r}]:[E1129 14:21:{rng.randrange(60):02d}.{rng.randrange(10**6):06d}"
+        f" ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective operation timeout: "
+        f"WorkNCCL(SeqNum=183221, OpType=ALLREDUCE, NumelIn=25557032, NumelOut=25557032, "
+        f"Timeout(ms)=600000) ran for 600{rng.randrange(1000):03d} milliseconds before timing out.",
+    ]
+
+
+def generate_dense(path: Path, size_bytes: int, seed: int = 13) -> Path:
+    """An INFO-dense log of about `size_bytes`: what 64 ranks on 8 nodes print with
+    `NCCL_DEBUG=INFO` when the job builds communicators again and again (sub-groups,
+    restarts, nccl-tests sweeps): about 85 % of the lines are NCCL INFO lines, the rest
+    training progress; two failure lines (IB completion error near 60 %, the watchdog's
+    timeout near the end) are buried in them. The expected diagnosis is
+    nccl-ib-fabric-error."""
+    if path.exists() and abs(path.stat().st_size - size_bytes) < size_bytes * 0.05:
+        return path
+    rng = random.Random(seed)
+    tmp = path.with_suffix(".part")
+    written, comm, epoch, it = 0, 0, 0, 0
+    failures = dense_failures(rng)
+    with open(tmp, "w", encoding="utf-8", buffering=1 << 20) as fh:
+        while written < size_bytes:
+            lines: list[str] = []
+            for r in rng.sample(range(DENSE_RANKS), 16):
+                lines += dense_init(rng, comm, r)
+                for _ in range(rng.randrange(8, 24)):
+                    it = (it + 1) % 5000
+                    epoch += it == 0
+                    lines.append(progress_line(rng, r, epoch, it))
+            comm += 1
+            if failures and written >= (0.6 if len(failures) == 2 else 0.97) * size_bytes:
+                lines.insert(rng.randrange(len(lines)), failures.pop(0))
+            text = "\n".join(lines) + "\n"
+            fh.write(text)
+            written += len(text)
+        for line in failures:  # a tiny size: both still present
+            fh.write(line + "\n")
+    tmp.replace(path)
+    return path

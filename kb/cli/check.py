@@ -181,6 +181,7 @@ def run(args: argparse.Namespace) -> int:
     targets = _targets(args)
     survey_mode = not (args.cause or args.symptom or args.check_ids or args.fix or diag_causes)
     tasks = _tasks(load_kb(), args, diag_causes, survey_mode)
+    _refuse_masked(tasks, params, args)
     _refuse_values(tasks, params, args.from_diagnosis)
     interactive = not args.json and sys.stdin.isatty()
     options = RunOptions(
@@ -273,6 +274,23 @@ def _params(args: argparse.Namespace) -> tuple[dict[str, str], list[str]]:
         except ValueError as exc:
             raise UserError(f"{exc} (--param)") from None
     return params, causes
+
+
+def _refuse_masked(tasks: list[Any], params: dict[str, str], args: argparse.Namespace) -> None:
+    """A value `diagnose --json` masked as a secret (`****`) is not the value: a check run
+    with it would test the mask, so the run stops, exit 2 (a --param for it is used instead)."""
+    from kb.placeholders import names_in
+    from kb.secrets import MASK
+
+    given = {item.partition("=")[0] for item in args.param}
+    for task in tasks:
+        for name in names_in(task.template):
+            if name not in given and MASK in params.get(name, ""):
+                raise UserError(
+                    f"{{{name}}} was masked as a secret ({MASK}); re-run "
+                    f"`dlperf-help diagnose --json --no-mask` or give --param {name}=VALUE",
+                    str(args.from_diagnosis),
+                )
 
 
 def _refuse_values(tasks: list[Any], params: dict[str, str], source: Path | None) -> None:

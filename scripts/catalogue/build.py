@@ -98,6 +98,14 @@ def _gloo(git_dir: Path) -> tuple[str, list[Seen]]:
     return csources.scan_gloo(git_dir)
 
 
+# libraries read file by file (`dirscan`: `<dir>/VERSIONS` and one folder per version),
+# where the repository is too large for a mirror: `build.py torch --src-dir DIR`
+DIR_SOURCES = {
+    "torch": "https://github.com/pytorch/pytorch (torch.distributed, c10d)",
+    "tensorflow": "https://github.com/tensorflow/tensorflow",
+    "paramiko": "https://github.com/paramiko/paramiko (PyPI sdists)",
+}
+
 SOURCES: dict[str, tuple[str, Callable[[Path], tuple[str, list[Seen]]]]] = {
     "gloo": ("https://github.com/facebookincubator/gloo", _gloo),
     "ucx": ("https://github.com/openucx/ucx", _ucx),
@@ -147,8 +155,9 @@ def reclassify(table: Table) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("library", nargs="?", choices=sorted(SOURCES))
+    ap.add_argument("library", nargs="?", choices=sorted({*SOURCES, *DIR_SOURCES}))
     ap.add_argument("--git-dir", type=Path)
+    ap.add_argument("--src-dir", type=Path, help="files read one by one (see dirscan.py)")
     ap.add_argument("--reclassify", action="store_true")
     args = ap.parse_args(argv)
     try:
@@ -156,10 +165,16 @@ def main(argv: list[str] | None = None) -> int:
         if args.reclassify:
             reclassify(table)
             return 0
-        if not args.library or not args.git_dir:
-            ap.error("give a library and --git-dir (or --reclassify)")
-        source, scan = SOURCES[args.library]
-        versions, seen = scan(args.git_dir)
+        if args.library in DIR_SOURCES and args.src_dir:
+            import dirscan
+
+            source = DIR_SOURCES[args.library]
+            versions, seen = dirscan.scan(args.src_dir)
+        elif args.library in SOURCES and args.git_dir:
+            source, scan = SOURCES[args.library]
+            versions, seen = scan(args.git_dir)
+        else:
+            ap.error("give a library and --git-dir, --src-dir for " + ", ".join(DIR_SOURCES))
         n = emit(args.library, source, versions, seen, table)
     except (LookupError, ValueError, OSError) as exc:
         print(f"build: {exc}", file=sys.stderr)

@@ -73,8 +73,14 @@ def messages(source: str) -> Iterator[PyMessage]:
         except (SyntaxError, ValueError):
             return
     for node in ast.walk(tree):
-        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
-            call = node.exc
+        # `raise E("...")`, and `return E("...")` from a helper that builds the exception
+        # its callers raise (torch.distributed's `_rendezvous_error(msg)`)
+        raised = node.exc if isinstance(node, ast.Raise) else None
+        value = node.value if isinstance(node, ast.Return) else None
+        if isinstance(value, ast.Call) and _name(value.func).endswith(("Error", "Exception")):
+            raised = value
+        if isinstance(raised, ast.Call):
+            call = raised
             if call.args and _name(call.func)[:1].isupper():
                 text = _text(call.args[0])
                 if text and text.strip():

@@ -1,0 +1,52 @@
+"""A library read as files rather than a git mirror: `<dir>/<version>/<path in the
+repository>`, one folder per release or commit that was read (as the search tools'
+`read_file` gives them, file by file), listed oldest first in `<dir>/VERSIONS` (one
+label a line; a `#` starts a comment). Python files go through `pyextract`, C/C++ files
+through `cppmsg`; each message keeps the first and last label that prints it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cppmsg
+import pyextract
+from merge import Merger, Seen, span
+
+CPP = (".cc", ".cpp", ".cu", ".h", ".hpp", ".cuh")
+
+
+def labels(src: Path) -> list[str]:
+    listing = src / "VERSIONS"
+    if not listing.is_file():
+        raise ValueError(f"{listing}: missing (one version label a line, oldest first)")
+    out = []
+    for n, raw in enumerate(listing.read_text(encoding="utf-8").splitlines(), 1):
+        label = raw.split("#", 1)[0].strip()
+        if not label:
+            continue
+        if not (src / label).is_dir():
+            raise ValueError(f"{listing}:{n}: no folder {src / label}")
+        out.append(label)
+    if not out:
+        raise ValueError(f"{listing}: lists no version")
+    return out
+
+
+def scan(src: Path) -> tuple[str, list[Seen]]:
+    """Every message of every file under each version's folder."""
+    order = labels(src)
+    merger = Merger()
+    for label in order:
+        root = src / label
+        for path in sorted(p for p in root.rglob("*") if p.is_file()):
+            rel = path.relative_to(root).as_posix()
+            text = path.read_text(encoding="utf-8", errors="replace")
+            if rel.endswith(".py"):
+                found = [(m.level, m.template) for m in pyextract.messages(text)]
+            elif rel.endswith(CPP):
+                found = [(m.level, m.template) for m in cppmsg.messages(text)]
+            else:
+                continue
+            for level, template in dict.fromkeys(found):
+                merger.add(label, level, template, rel)
+    return span(order[0], order[-1]), merger.entries()

@@ -1,0 +1,148 @@
+"""The catalogues read file by file (PyTorch's torch.distributed, TensorFlow, paramiko):
+real log lines of the held-out corpora match the entry their source prints, the C++
+extractor reads PyTorch's and TensorFlow's ways of building a message, and the folder
+scanner refuses a bad listing with its file and line."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from kb.catalogue import Catalogue, load_catalogue
+
+ROOT = Path(__file__).resolve().parents[2]
+TESTS = ROOT / "tests"
+sys.path.insert(0, str(ROOT / "scripts" / "catalogue"))
+
+import cppmsg  # noqa: E402
+import dirscan  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def cat() -> Catalogue:
+    return load_catalogue()
+
+
+def _corpus_lines(needle: str) -> list[str]:
+    lines: set[str] = set()
+    for path in sorted(TESTS.glob("heldout*/**/*.log")):
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            if needle in line:
+                lines.add(line.strip())
+    return sorted(lines)
+
+
+@pytest.mark.parametrize(
+    ("needle", "library", "template_part", "label"),
+    [
+        (  # a line a terminal did not wrap: the matcher reads one line at a time
+            "Watchdog caught collective operation timeout: WorkNCCL",
+            "torch",
+            "Watchdog caught collective operation timeout: %s ran for %s milliseconds",
+            "cause/nccl-timeout-hang",
+        ),
+        (
+            "Could not load dynamic library",
+            "tensorflow",
+            "Could not load dynamic library '%s'; dlerror: %s",
+            "symptom/library-load-error",
+        ),
+        (
+            "The server socket has failed to listen on any local network address",
+            "torch",
+            "The server socket has failed to listen on any local network address.",
+            "symptom/bind-failure",
+        ),
+        (
+            "Some NCCL operations have failed or timed out. Due to the asynchronous nature",
+            "torch",
+            "Some NCCL operations have failed or timed out.",
+            "symptom/abort",
+        ),
+    ],
+)
+def test_real_corpus_lines_match_their_entry(
+    cat: Catalogue, needle: str, library: str, template_part: str, label: str
+) -> None:
+    lines = _corpus_lines(needle)
+    assert len(lines) >= 2, needle
+    for line in lines:
+        hits = [m for m in cat.match(line) if m.library == library]
+        assert hits, line
+        m = hits[0]
+        assert template_part in m.template, (line, m.template)
+        got = f"{m.class_}/{m.cause or m.symptom}" if m.class_ != "benign" else "benign"
+        assert got == label, (line, m.template, got)
+
+
+def test_the_versions_say_what_was_read(cat: Catalogue) -> None:
+    libs = {lib.name: lib for lib in cat.libraries}
+    assert libs["paramiko"].versions == "2.4.3-3.5.1"
+    assert libs["tensorflow"].versions == "2.4-2.13"
+    assert libs["torch"].versions == "1.x-2.late"
+    dso = [m for m in cat.by_library("tensorflow") if "Could not load dynamic" in m.template]
+    # 2.13's TSL loader only VLOGs it: the entry must not claim that release
+    assert [m.versions for m in dso] == ["2.4"] and dso[0].level == "warn"
+    watchdog = [m for m in cat.by_library("torch") if "Watchdog caught" in m.template]
+    assert {m.versions for m in watchdog} == {"1.x-2.early", "2.late"}
+
+
+def test_paramiko_host_key_and_auth_messages_are_symptoms(cat: Catalogue) -> None:
+    by_template = {m.template: m for m in cat.by_library("paramiko")}
+    unknown = by_template["SSHException: Server {!r} not found in known_hosts"]
+    assert (unknown.class_, unknown.symptom) == ("symptom", "host-key-failure")
+    hit = cat.match("paramiko.ssh_exception.SSHException: Server 'node2' not found in known_hosts")
+    assert any(m.library == "paramiko" and m.symptom == "host-key-failure" for m in hit)
+    none = by_template["SSHException: No authentication methods available"]
+    assert none.symptom == "authentication-failure"
+
+
+def test_cpp_extractor_reads_each_way_pytorch_and_tensorflow_build_a_message() -> None:
+    src = r"""
+  TORCH_CHECK(ok, "Tensor list must be nonempty, got ", n, " tensors");
+  TORCH_CHECK_WITH(DistBackendError, false, "Backend ", name, " failed");
+  C10D_WARNING("The server socket on {} has timed out, will retry.", addr);
+  C10D_THROW_ERROR(SocketError, fmt::format("getsockname failed for fd {}: {}", fd, e));
+  C10D_THROW_ERROR(SocketError, msg);
+  constexpr auto* msg = "The server socket has failed to listen on any address.";
+  std::string exceptionMsg = c10::str("[Rank ", rank_, "] Watchdog caught timeout: 100%");
+  LOG(ERROR) << exceptionMsg;
+  LOG(INFO) << "[Rank " << rank_ << "] NCCL watchdog thread started!";
+  auto message = absl::StrCat("Could not load dynamic library '", f, "'; dlerror: ", e);
+  LOG(WARNING) << message;
+#define TORCH_CHECK(cond, ...) do_not_read("definition text")
+"""
+    got = {(m.level, m.template) for m in cppmsg.messages(src)}
+    assert got == {
+        ("error", "Tensor list must be nonempty, got %s tensors"),
+        ("error", "Backend %s failed"),
+        ("warn", "The server socket on %s has timed out, will retry."),
+        ("error", "getsockname failed for fd %s: %s"),
+        ("error", "The server socket has failed to listen on any address."),
+        ("error", "[Rank %s] Watchdog caught timeout: 100%%"),
+        ("info", "[Rank %s] NCCL watchdog thread started!"),
+        ("warn", "Could not load dynamic library '%s'; dlerror: %s"),
+    }
+
+
+def test_folder_scan_needs_a_listing_whose_folders_exist(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="VERSIONS: missing"):
+        dirscan.scan(tmp_path)
+    (tmp_path / "VERSIONS").write_text("# oldest first\n1.0\n2.0  # newest\n")
+    (tmp_path / "1.0").mkdir()
+    with pytest.raises(ValueError, match=r"VERSIONS:3: no folder"):
+        dirscan.scan(tmp_path)
+    (tmp_path / "2.0" / "pkg").mkdir(parents=True)
+    (tmp_path / "1.0" / "pkg").mkdir(parents=True)
+    (tmp_path / "1.0" / "pkg" / "a.py").write_text('raise ValueError("the value is bad: %s" % x)\n')
+    (tmp_path / "2.0" / "pkg" / "a.py").write_text('raise ValueError("the value is bad: %s" % x)\n')
+    (tmp_path / "2.0" / "pkg" / "b.cc").write_text('TORCH_WARN("this is deprecated now", x);\n')
+    versions, seen = dirscan.scan(tmp_path)
+    assert versions == "1.0-2.0"
+    spans = {(s.level, s.template, s.first, s.last) for s in seen}
+    assert spans == {
+        ("error", "ValueError: the value is bad: %s", "1.0", "2.0"),
+        ("warn", "this is deprecated now%s", "2.0", "2.0"),
+    }

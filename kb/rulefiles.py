@@ -46,9 +46,10 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_rule_bytes(path: Path, root: Path) -> bytes:
-    """The bytes of one rule file; raise `RuleFileError` for anything but a small regular
-    file inside `root`. Never blocks: the type is checked before and after opening."""
+def read_rule_bytes(path: Path, root: Path, max_bytes: int = MAX_RULE_BYTES) -> bytes:
+    """The bytes of one rule file; raise `RuleFileError` for anything but a regular file of
+    at most `max_bytes` inside `root` (the message catalogue has larger files). Never
+    blocks: the type is checked before and after opening."""
     try:
         if path.is_symlink():
             target = path.resolve()
@@ -62,11 +63,11 @@ def read_rule_bytes(path: Path, root: Path) -> bytes:
             st = os.fstat(fh.fileno())
             if not stat.S_ISREG(st.st_mode):  # replaced between the two looks
                 raise RuleFileError(f"{_kind(st.st_mode)}, not a regular file")
-            data = fh.read(MAX_RULE_BYTES + 1)
+            data = fh.read(max_bytes + 1)
     except OSError as exc:
         raise RuleFileError(f"cannot read file: {exc.strerror or exc}") from None
     except RuntimeError as exc:  # a symbolic link loop
         raise RuleFileError(f"cannot read file: {exc}") from None
-    if len(data) > MAX_RULE_BYTES:
-        raise RuleFileError(f"larger than {MAX_RULE_BYTES // 1024} KB: not a rule file")
+    if len(data) > max_bytes:
+        raise RuleFileError(f"larger than {max_bytes // 1024} KB: not a rule file")
     return data

@@ -3,6 +3,11 @@
 The catalogue holds thousands of entries; PyYAML alone takes about a second for them, so
 the first load compiles every template and writes the result under `kb.paths.cache_dir()`
 named by a hash of the files and of these modules; later loads read the JSON.
+
+The folder can be anyone's (`$DLPERF_HELP_CATALOGUE`), so it is read like the rules folder:
+regular files inside it only (`kb.rulefiles`: a FIFO would hang every command, since the
+rules' cache key hashes the catalogue) and plain YAML only (`kb.yamlsrc`: no anchors,
+aliases or tags, so a 400-byte alias bomb is a `file:line` error, not gigabytes).
 """
 
 from __future__ import annotations
@@ -10,16 +15,19 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from kb.catalogue.model import FIELDS, Library, Message
 from kb.catalogue.templates import compile_template
+from kb.rulefiles import RuleFileError, read_rule_bytes
 
 FORMAT = "dlperf-catalogue/2"
 VOCABULARY = "symptoms.yaml"
 CLASSIFY = "classify.yaml"
 NOT_LIBRARIES = {VOCABULARY, CLASSIFY}
+MAX_CATALOGUE_BYTES = 8 << 20  # nccl.yaml, the largest, is about 400 KB
 
 
 class CatalogueError(ValueError):
@@ -37,10 +45,22 @@ def content_key(root: Path) -> str:
     for src in sorted(here.glob("*.py")):
         h.update(src.read_bytes())
     for path in [*library_files(root), root / VOCABULARY]:
-        h.update(path.name.encode() + b"\0")
-        with contextlib.suppress(OSError):
-            h.update(path.read_bytes())
+        h.update(path.name.encode("utf-8", "surrogateescape") + b"\0")
+        try:  # never `read_bytes`: a FIFO would block (the error is the parser's to tell)
+            h.update(read_rule_bytes(path, root, MAX_CATALOGUE_BYTES))
+        except RuleFileError as exc:
+            h.update(b"\0unreadable " + str(exc).encode("utf-8", "surrogateescape"))
     return h.hexdigest()
+
+
+def _read_text(path: Path, root: Path) -> str:
+    """A catalogue file's text; `CatalogueError` (one line, naming it) for anything else."""
+    try:
+        return read_rule_bytes(path, root, MAX_CATALOGUE_BYTES).decode("utf-8")
+    except RuleFileError as exc:
+        raise CatalogueError(f"{path}: {exc}") from None
+    except UnicodeDecodeError:
+        raise CatalogueError(f"{path}: cannot read: not UTF-8 text") from None
 
 
 def _style(library: str, file: str) -> str:
@@ -48,22 +68,14 @@ def _style(library: str, file: str) -> str:
     return "python" if file.endswith(".py") else "printf"
 
 
-def parse_library(path: Path, lines: bool = True) -> tuple[Library, list[Message]]:
-    """One catalogue file; raises `CatalogueError` with the file and line. `lines`: keep
-    each entry's line (for lint; several times slower than PyYAML's C loader alone)."""
-    from kb.yamlsrc import YamlSyntaxError, load_located
-
-    try:
-        text = path.read_text(encoding="utf-8")
-        if lines:
-            located = load_located(text)
-            data, where = located.data, located.lines
-        else:
-            data, where = _fast_yaml(text), {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CatalogueError(f"{path}: cannot read: {exc}") from None
-    except YamlSyntaxError as exc:
-        raise CatalogueError(f"{path}:{exc.line}: {exc}") from None
+def parse_library(
+    path: Path, lines: bool = True, root: Path | None = None
+) -> tuple[Library, list[Message]]:
+    """One catalogue file of the folder `root` (default: its own); raises `CatalogueError`
+    with the file and line. `lines`: keep each entry's line (for lint)."""
+    data, where = _load_yaml(path, root or path.parent)
+    if not lines:
+        where = {}
     if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
         raise CatalogueError(f"{path}:1: expected `library`, `source`, `versions`, `messages`")
     lib = Library(
@@ -100,30 +112,24 @@ def parse_library(path: Path, lines: bool = True) -> tuple[Library, list[Message
     return lib, out
 
 
-def _fast_yaml(text: str) -> object:
-    import yaml
+def _load_yaml(path: Path, root: Path) -> tuple[Any, dict[Any, int]]:
+    """The plain-YAML data of one catalogue file and the line of each key and item (as fast
+    as PyYAML's own safe loader, since both run the C parser)."""
+    from kb.yamlsrc import YamlSyntaxError, load_located
 
-    from kb.yamlsrc import YamlSyntaxError
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    text = _read_text(path, root)
     try:
-        return yaml.load(text, Loader=loader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else 1
-        raise YamlSyntaxError(str(exc).splitlines()[0], line) from None
+        located = load_located(text)
+    except YamlSyntaxError as exc:
+        raise CatalogueError(f"{path}:{exc.line}: {exc}") from None
+    return located.data, located.lines
 
 
 def parse_vocabulary(root: Path) -> dict[str, str]:
-    import yaml
-
     path = root / VOCABULARY
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except OSError:
+    if not os.path.lexists(path):
         return {}
-    except yaml.YAMLError as exc:
-        raise CatalogueError(f"{path}: cannot read: {str(exc).splitlines()[0]}") from None
+    data = _load_yaml(path, root)[0] or {}
     words = data.get("symptoms", {}) if isinstance(data, dict) else {}
     return {str(k): str(v) for k, v in words.items()} if isinstance(words, dict) else {}
 
@@ -141,7 +147,7 @@ def load_raw(root: Path) -> dict[str, Any]:
     libraries: list[dict[str, Any]] = []
     messages: list[list[Any]] = []  # rows in the order of FIELDS: compact and fast to read
     for path in library_files(root):
-        lib, msgs = parse_library(path, lines=False)
+        lib, msgs = parse_library(path, lines=False, root=root)
         libraries.append({**vars(lib), "path": path.name})
         messages.extend([getattr(m, f) for f in FIELDS] for m in msgs)
     data = {

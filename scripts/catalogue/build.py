@@ -103,6 +103,7 @@ def _gloo(git_dir: Path) -> tuple[str, list[Seen]]:
 DIR_SOURCES = {
     "torch": "https://github.com/pytorch/pytorch (torch.distributed, c10d)",
     "tensorflow": "https://github.com/tensorflow/tensorflow",
+    "paddle": "https://github.com/PaddlePaddle/Paddle",
     "paramiko": "https://github.com/paramiko/paramiko (PyPI sdists)",
 }
 

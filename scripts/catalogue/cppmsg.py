@@ -48,7 +48,10 @@ STREAM_LEVELS = {
 }  # fmt: skip
 _STREAM = re.compile(
     r"\b(?:LOG|LOG_FIRST_N|LOG_EVERY_N)\s*\(\s*(ERROR|WARNING|FATAL|INFO|QFATAL)\b"
+    r"|\bVLOG\s*\(\s*(0)\s*\)"  # glog's VLOG(0) prints at INFO whatever the verbosity
 )
+# Paddle's `platform::errors::Unavailable("%s addr=%s timeout", ...)`: a printf format
+_PRINTF_ERRORS = re.compile(r"\b(?:platform|common|phi)::errors::\w+\s*\(")
 _BUILT = re.compile(
     r"(?:constexpr\s+)?(?:std::string|auto\s*\*?|const\s+char\s*\*)\s*(\w*(?:err|Err|msg|Msg|reason|Reason|message)\w*)\s*=\s*"
     r"(?=[\"(]|c10::str\s*\(|fmt::format\s*\(|absl::StrCat\s*\(|strings::StrCat\s*\()"
@@ -189,10 +192,15 @@ def messages(text: str) -> Iterator[CppMessage]:
         if got and _useful(got):
             level = FMT.get(name) or CONCAT[name][0]
             yield CppMessage(level, got, text.count("\n", 0, m.start()) + 1)
+    for m in _PRINTF_ERRORS.finditer(text):
+        lit = _literal_run(text, _skip_space(text, m.end()))
+        if lit and _useful(lit[0]):
+            yield CppMessage("error", lit[0], text.count("\n", 0, m.start()) + 1)
     for m in _STREAM.finditer(text):
         i = text.find("<<", m.end())
         if i < 0 or text[m.end() : i].strip(" \t\n),0123456789"):
             continue  # not `LOG(LEVEL) << ...` (nor `LOG_EVERY_N(LEVEL, n) << ...`)
         got, _ = _concat(text, i + 2, "<<")
         if got and _useful(got):
-            yield CppMessage(STREAM_LEVELS[m.group(1)], got, text.count("\n", 0, m.start()) + 1)
+            level = STREAM_LEVELS[m.group(1)] if m.group(1) else "info"
+            yield CppMessage(level, got, text.count("\n", 0, m.start()) + 1)

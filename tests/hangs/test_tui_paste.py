@@ -29,9 +29,9 @@ async def test_a_pasted_ras_report_shows_the_stuck_rank(shipped_kb, tmp_path: Pa
         await until_screen(pilot, "DiagnosisScreen", timeout=300)  # compiles the rules first
         await shows(
             pilot,
-            "One rank never",
+            "A collective timed",
             "rank 2 (process 464 on host 127.0.0.1, GPU",
             "127.0.0.1, launched = 4",
-            "py-spy dump --pid 464",  # the check, filled with the pid RAS named
+            "pid = 464",  # the value its stack-dump check is filled with
             timeout=30,
         )

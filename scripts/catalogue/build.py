@@ -104,6 +104,7 @@ DIR_SOURCES = {
     "torch": "https://github.com/pytorch/pytorch (torch.distributed, c10d)",
     "tensorflow": "https://github.com/tensorflow/tensorflow",
     "paddle": "https://github.com/PaddlePaddle/Paddle",
+    "mxnet": "https://github.com/apache/mxnet",
     "paramiko": "https://github.com/paramiko/paramiko (PyPI sdists)",
 }
 

@@ -50,6 +50,8 @@ _STREAM = re.compile(
     r"\b(?:LOG|LOG_FIRST_N|LOG_EVERY_N)\s*\(\s*(ERROR|WARNING|FATAL|INFO|QFATAL)\b"
     r"|\bVLOG\s*\(\s*(0)\s*\)"  # glog's VLOG(0) prints at INFO whatever the verbosity
 )
+# glog/dmlc's `CHECK(cond) << "text"`, `CHECK_EQ(a, b) << ...`: a failed check aborts
+_CHECK = re.compile(r"\bCHECK(?:_(?:EQ|NE|LT|LE|GT|GE|NOTNULL))?\s*\(")
 # Paddle's `platform::errors::Unavailable("%s addr=%s timeout", ...)`: a printf format
 _PRINTF_ERRORS = re.compile(r"\b(?:platform|common|phi)::errors::\w+\s*\(")
 _BUILT = re.compile(
@@ -192,6 +194,17 @@ def messages(text: str) -> Iterator[CppMessage]:
         if got and _useful(got):
             level = FMT.get(name) or CONCAT[name][0]
             yield CppMessage(level, got, text.count("\n", 0, m.start()) + 1)
+    for m in _CHECK.finditer(text):
+        i = m.end()
+        while i < len(text) and text[i] != ")":
+            i = _skip_arg(text, _skip_space(text, i))
+            if i < len(text) and text[i] == ",":
+                i += 1
+        j = _skip_space(text, i + 1)
+        if text.startswith("<<", j):
+            got, _ = _concat(text, j + 2, "<<")
+            if got and _useful(got):
+                yield CppMessage("fatal", got, text.count("\n", 0, m.start()) + 1)
     for m in _PRINTF_ERRORS.finditer(text):
         lit = _literal_run(text, _skip_space(text, m.end()))
         if lit and _useful(lit[0]):

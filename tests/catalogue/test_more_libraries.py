@@ -96,6 +96,9 @@ def test_the_versions_say_what_was_read(cat: Catalogue) -> None:
     assert libs["tensorflow"].versions == "2.4-2.13"
     assert libs["torch"].versions == "1.x-2.late"
     assert libs["paddle"].versions == "2.x-3.x"
+    assert libs["mxnet"].versions == "git-0a79c248"  # a commit, not a release: none is known
+    dist = [m for m in cat.by_library("mxnet") if "USE_DIST_KVSTORE" in m.template]
+    assert [(m.level, m.class_, m.symptom) for m in dist] == [("fatal", "symptom", "unsupported")]
     dso = [m for m in cat.by_library("tensorflow") if "Could not load dynamic" in m.template]
     # 2.13's TSL loader only VLOGs it: the entry must not claim that release
     assert [m.versions for m in dso] == ["2.4"] and dso[0].level == "warn"
@@ -126,6 +129,7 @@ def test_cpp_extractor_reads_each_way_pytorch_and_tensorflow_build_a_message() -
   LOG(INFO) << "[Rank " << rank_ << "] NCCL watchdog thread started!";
   auto message = absl::StrCat("Could not load dynamic library '", f, "'; dlerror: ", e);
   LOG(WARNING) << message;
+  CHECK_EQ(a, f(b, c)) << "Asynchronous update is not supported in " << name;
   VLOG(0) << "Retry to connect to " << host << ":" << port << " while not yet listening.";
   VLOG(3) << "a verbose line nobody sees by default";
   PADDLE_ENFORCE_GT(fd, 0, common::errors::InvalidArgument("Bind network on %s:%s failed.", h, p));
@@ -143,6 +147,7 @@ def test_cpp_extractor_reads_each_way_pytorch_and_tensorflow_build_a_message() -
         ("warn", "Could not load dynamic library '%s'; dlerror: %s"),
         ("info", "Retry to connect to %s:%s while not yet listening."),
         ("error", "Bind network on %s:%s failed."),
+        ("fatal", "Asynchronous update is not supported in %s"),
     }
 
 

@@ -190,10 +190,10 @@ def messages(text: str) -> Iterator[CppMessage]:
         if re.match(r"\s*#\s*define\s+" + re.escape(m.group(1)) + r"\b", text[start:]):
             continue
         name = m.group(1)
-        got = _call_text(text, m.end(), name)
-        if got and _useful(got):
+        called = _call_text(text, m.end(), name)
+        if called and _useful(called):
             level = FMT.get(name) or CONCAT[name][0]
-            yield CppMessage(level, got, text.count("\n", 0, m.start()) + 1)
+            yield CppMessage(level, called, text.count("\n", 0, m.start()) + 1)
     for m in _CHECK.finditer(text):
         i = m.end()
         while i < len(text) and text[i] != ")":

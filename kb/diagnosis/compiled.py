@@ -22,7 +22,7 @@ from typing import Any
 from kb.matching import SignatureSpec, signature_spec
 from kb.rulefiles import RuleFileError, read_rule_bytes, rule_files  # as kb.loader finds them
 
-FORMAT = "dlperf-compiled-rules/6"
+FORMAT = "dlperf-compiled-rules/7"
 
 
 @dataclass
@@ -196,12 +196,16 @@ def _failure(symptom: Any) -> dict[str, Any] | None:
 
 def _example_lines(node: Any, kind: str = "match") -> list[str]:
     """The node's `match` (or `no_match`) examples, one log line each (the approximate
-    matcher's corpus)."""
+    matcher's corpus). A `match` example of several lines is left out: each of its lines
+    may name the cause only beside the others (a missing script only in a multi-host
+    launch), so none of them alone is a message of that cause."""
     examples = getattr(node, "examples", None)
     out: list[str] = []
     for ex in getattr(examples, kind, []) or []:
         text = ex if isinstance(ex, str) else getattr(ex, "log", "")
-        out.extend(line.strip() for line in str(text).splitlines() if line.strip())
+        lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+        if kind == "no_match" or len(lines) == 1:
+            out.extend(lines)
     return out
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -27,6 +28,7 @@ if TYPE_CHECKING:  # these load after the first frame (the engine's in a worker)
     from dlperf_tui.hosts import Hosts
     from dlperf_tui.screens.dialogs import BusyScreen
     from kb.knowledge import KnowledgeBase
+    from kb.schema.models import Fix, FixCommand
     from kb.session import Session
 
 BUSY_DELAY = 0.3  # seconds before a running scan shows its progress dialog
@@ -42,7 +44,9 @@ class DlperfHelpApp(App[int]):
     COMMANDS = App.COMMANDS | {KnowledgeCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f1,question_mark", "help", "Help", key_display="?"),
-        Binding("q", "quit", "Quit"),
+        # ctrl+q quits everywhere (a text box takes `q` as a letter), and says so
+        Binding("ctrl+q", "quit", "Quit", key_display="^q", priority=True),
+        Binding("q", "quit", "Quit", show=False),
         Binding("ctrl+t", "toggle_theme", "Light/dark", show=False),
         Binding("ctrl+k", "cluster", "Cluster", show=False, priority=True),
     ]
@@ -69,6 +73,7 @@ class DlperfHelpApp(App[int]):
         self._busy: BusyScreen | None = None
         self._pending: tuple[str | None, Path | None] | None = None
         self._cancel_scan = threading.Event()
+        self.exported: Path | None = None  # the last runbook written, said again on exit
 
     def notify(
         self,
@@ -124,7 +129,6 @@ class DlperfHelpApp(App[int]):
         if os.environ.get("DLPERF_HELP_DEBUG"):
             super()._fatal_error()
             return
-        import sys
         import traceback
 
         from kb import paths
@@ -267,6 +271,32 @@ class DlperfHelpApp(App[int]):
 
     # ------------------------------------------------------------ actions
 
+    def copy_fix(
+        self, fix: Fix, params: dict[str, str], commands: list[FixCommand] | None = None
+    ) -> None:
+        """Copy the fix's commands (default: all) as lines ready to paste, every value filled
+        in by kb's builder; a value still missing or refused is asked for first."""
+        from dlperf_tui import fixscript
+        from dlperf_tui.screens.dialogs import ValuesScreen
+
+        if not (fix.commands if commands is None else commands):
+            self.notify("This fix has no command to copy; read its steps.")
+            return
+        need = fixscript.needed(fix, params, commands)
+        if not need:
+            self.copy_command(fixscript.script(fix, params, commands))
+            return
+
+        def entered(values: dict[str, str] | None) -> None:
+            if values is not None:
+                self.copy_fix(fix, {**params, **values}, commands)
+
+        names = ", ".join(n.name for n in need)
+        self.push_screen(
+            ValuesScreen(f"Copying needs {names}", need, lambda n, v: fixscript.refusal(fix, n, v)),
+            entered,
+        )
+
     def copy_command(self, command: str) -> None:
         """Copy to the clipboard (OSC 52) and show the command, for terminals without one."""
         self.copy_to_clipboard(command)
@@ -277,23 +307,45 @@ class DlperfHelpApp(App[int]):
             timeout=10,
         )
 
-    def export_runbook(self) -> Path | None:
-        """Write the session's runbook; returns the file, or None when nothing to write."""
+    def runbook_path(self) -> Path:
+        """Where a runbook goes unless the user says otherwise."""
+        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        return (self.export_dir or Path.cwd()) / f"dlperf-help-session-{stamp}.md"
+
+    def ask_export(self) -> None:
+        """`e`: ask where the runbook goes (the default filled in), then write it there."""
+        from dlperf_tui.screens.dialogs import SavePathScreen
+
+        if self.session is None:
+            return
+
+        def chosen(path: Path | None) -> None:
+            if path is not None:
+                self.export_runbook(path)
+
+        self.push_screen(SavePathScreen("Export the runbook to", self.runbook_path()), chosen)
+
+    def export_runbook(self, target: Path | None = None) -> Path | None:
+        """Write the session's runbook to `target` (None: the default, else the home folder);
+        returns the file, or None when it could not be written. Says where either way."""
         from kb import session_runbook
 
         if self.session is None:
             return None
         text = session_runbook.render(self.session)
-        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        for folder in (self.export_dir or Path.cwd(), Path.home()):
-            target = folder / f"dlperf-help-session-{stamp}.md"
+        default = self.runbook_path()
+        tries = [target] if target is not None else [default, Path.home() / default.name]
+        problem = ""
+        for path in tries:
             try:
-                target.write_text(text, encoding="utf-8")
-            except OSError:
+                path.write_text(text, encoding="utf-8")
+            except OSError as exc:
+                problem = f"{path}: {exc.strerror or exc}"
                 continue
-            self.notify(f"Runbook written to {target}", title="Exported", timeout=10)
-            return target
-        self.notify("Could not write the runbook here or in your home folder.", severity="error")
+            self.exported = path.absolute()
+            self.notify(f"Runbook written to {self.exported}", title="Exported", timeout=10)
+            return path
+        self.notify(f"Could not write the runbook: {problem}", severity="error")
         return None
 
     def action_help(self) -> None:
@@ -349,6 +401,8 @@ def run_app(log: Path | None = None) -> int:
     app.run()
     if app._runners is not None:
         app._runners.close()
+    if app.exported is not None:
+        print(f"dlperf-help: the runbook is in {app.exported}", file=sys.stderr)
     if app.fatal:
         raise UserError(app.fatal)
     return app.return_code or 0

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar, cast
 
+from textual import events
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import Static
+from textual.widgets import Footer, Static
 
 from kb.textsafe import safe_line
 
@@ -33,7 +34,28 @@ class TitleBar(Static):
 
     def __init__(self, where: str = "") -> None:
         text = "dlperf-help" + (f" — {where}" if where else " — troubleshoot distributed training")
-        super().__init__(safe_line(text), markup=False)  # a log's path is in it
+        self.full = safe_line(text)  # a log's path is in it: plain, never markup
+        super().__init__(self.full, markup=False)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.update(fit(self.full, event.size.width))
+
+
+def fit(text: str, width: int) -> str:
+    """`text` in `width` cells: its middle cut out (a path keeps its file name at the end)."""
+    if len(text) <= width or width < 5:
+        return text[: max(width, 0)]
+    keep = width - 1
+    head = keep // 2
+    return f"{text[:head]}…{text[len(text) - (keep - head) :]}"
+
+
+class AppFooter(Footer):
+    """The footer of every screen: its few main keys, `?` and ctrl+q. At 80 columns the
+    command palette's key would push keys off the right edge: help names it instead."""
+
+    def __init__(self) -> None:
+        super().__init__(show_command_palette=False)
 
 
 class BaseScreen(Screen[None]):

@@ -7,10 +7,10 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Markdown
+from textual.widgets import Markdown
 
-from dlperf_tui.markdown import cause_markdown, fix_commands, fix_markdown
-from dlperf_tui.screens.base import BaseScreen, TitleBar
+from dlperf_tui.markdown import cause_markdown, fix_markdown
+from dlperf_tui.screens.base import AppFooter, BaseScreen, TitleBar
 from kb.schema.models import text_of
 
 
@@ -19,12 +19,12 @@ class CardScreen(BaseScreen):
     HELP = (
         "One cause (or fix) of the knowledge base: how it shows in a log, the checks that "
         "confirm it and the fixes. `w` walks the decision tree from its symptom, `f` takes its "
-        "fix now, `c` copies the first fix command."
+        "fix now, `c` copies its fix whole, ready to paste."
     )
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("w", "walk", "Walk from its symptom"),
+        Binding("w", "walk", "Walk from symptom"),
         Binding("f", "fix", "Take this fix"),
-        Binding("c", "copy", "Copy command"),
+        Binding("c", "copy", "Copy fix"),
     ]
 
     def __init__(self, kind: str, node_id: str) -> None:
@@ -36,7 +36,7 @@ class CardScreen(BaseScreen):
         yield TitleBar(f"{self.kind} {self.node_id}")
         with VerticalScroll(id="card-body"):
             yield Markdown(id="card-md")
-        yield Footer()
+        yield AppFooter()
 
     def _cause_id(self) -> str | None:
         if self.kind == "cause":
@@ -77,13 +77,13 @@ class CardScreen(BaseScreen):
             self.session.choose_fix(self.node_id)
 
     def action_copy(self) -> None:
-        fid = (
-            self.node_id
-            if self.kind == "fix"
-            else next((f for f in self.kb.causes[self.node_id].fixes if f in self.kb.fixes), None)
+        """`c`: the fix (the cause's first with commands), whole; its values are asked for."""
+        ids = [self.node_id] if self.kind == "fix" else self.kb.causes[self.node_id].fixes
+        fix = next(
+            (self.kb.fixes[f] for f in ids if f in self.kb.fixes and self.kb.fixes[f].commands),
+            None,
         )
-        commands = fix_commands(self.kb.fixes[fid], {}) if fid else []
-        if commands:
-            self.dapp.copy_command(commands[0])
-        else:
+        if fix is None:
             self.notify("No command to copy; read the steps.")
+            return
+        self.dapp.copy_fix(fix, {})

@@ -15,11 +15,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
 from dlperf_tui.plain import plain, plain_line
-from dlperf_tui.screens.base import BaseScreen, TitleBar
+from dlperf_tui.screens.base import AppFooter, BaseScreen, TitleBar
 from kb.runners.base import Runner
 from kb.textsafe import safe_line
 
@@ -39,7 +39,7 @@ class ClusterScreen(BaseScreen):
     )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("d", "differences", "Only differences"),
-        Binding("e", "export", "Export runbook"),
+        Binding("e", "export", "Export"),
     ]
 
     def __init__(self) -> None:
@@ -54,7 +54,7 @@ class ClusterScreen(BaseScreen):
         yield DataTable(id="facts", zebra_stripes=True, cursor_type="row")
         with VerticalScroll(id="cluster-notes"):
             yield Static(id="cluster-findings")
-        yield Footer()
+        yield AppFooter()
 
     def on_mount(self) -> None:
         hosts = self.dapp.runners
@@ -138,7 +138,7 @@ class ClusterScreen(BaseScreen):
             self._fill()
 
     def action_export(self) -> None:
-        self.dapp.export_runbook()
+        self.dapp.ask_export()
 
     def action_back(self) -> None:
         for runner in self._runners:

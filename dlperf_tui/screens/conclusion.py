@@ -9,13 +9,13 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Markdown, OptionList, Static
+from textual.widgets import Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from dlperf_tui.markdown import fix_commands, fix_markdown
 from dlperf_tui.plain import plain, plain_line
-from dlperf_tui.screens.base import BaseScreen, TitleBar
+from dlperf_tui.screens.base import AppFooter, BaseScreen, TitleBar
 from dlperf_tui.screens.check_run import CheckRunScreen
 from kb.schema.models import text_of
 from kb.session import CheckRecord, missing_params
@@ -44,19 +44,21 @@ def _beliefs_md(beliefs: list[Belief]) -> str:
 class ConclusionScreen(BaseScreen):
     CSS_PATH = "conclusion.tcss"
     HELP = (
-        "The end of the walk. Enter (or `c`) on a command copies it; `n` switches to the next "
+        "The end of the walk. `c` copies the whole fix, ready to paste (a value it still needs "
+        "is asked for first); Enter copies one command. `n` switches to the next "
         "fix when the cause has several. After applying the fix, `v` runs the checks that "
         "verify it here and `p` reads their output if you ran them yourself. `e` exports "
         "the runbook; `u` goes back one step of the walk."
     )
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("c", "copy", "Copy command"),
+        Binding("c", "copy", "Copy fix"),
         Binding("v", "verify", "Verify"),
-        Binding("p", "paste_verify", "Paste output"),
-        Binding("n", "next_fix", "Next fix"),
-        Binding("e", "export", "Export runbook"),
+        Binding("e", "export", "Export"),
         Binding("u", "undo", "Undo"),
-        Binding("h", "hosts", "Hosts"),
+        # the rest are in `?`: at 80 columns the footer holds no more
+        Binding("p", "paste_verify", "Paste verify output", show=False),
+        Binding("n", "next_fix", "Next fix", show=False),
+        Binding("h", "hosts", "Hosts", show=False),
     ]
 
     def compose(self) -> ComposeResult:
@@ -68,7 +70,7 @@ class ConclusionScreen(BaseScreen):
             yield Static(id="verify-status")
             yield Markdown(id="end-fix")
             yield Markdown(id="end-why")
-        yield Footer()
+        yield AppFooter()
 
     @property
     def walk(self) -> Walk:
@@ -91,15 +93,27 @@ class ConclusionScreen(BaseScreen):
         if end is None:  # undone past the end
             return
         cause = self.kb.causes[end.cause] if end.cause else None
+        skipped = sum(1 for e in self.walk.events if e.kind == "skip")
+        undecided = cause is None and skipped > 0 and bool(end.remaining)
         title = f"{HEADLINES[end.kind]}: {text_of(cause.title)}" if cause else HEADLINES[end.kind]
+        if undecided:  # the rules were not exhausted, the user skipped what would decide
+            title = f"Undecided: {skipped} step{'s' if skipped != 1 else ''} skipped"
         self.query_one("#end-title", Static).update(plain_line(title))
         why = self.query_one("#end-why", Markdown)
         commands = self.query_one("#commands", OptionList)
         commands.clear_options()
         if cause is None:
+            lead = (
+                "The steps that would tell the causes apart were skipped, so the cause is "
+                "undecided (not unknown to the rules). `u` undoes a skip to take that step; "
+                "`Esc` goes back to the walk, where `f` takes the fix of the most likely cause."
+                if undecided
+                else "Every cause the rules know for this symptom was ruled out, or none could "
+                "be confirmed."
+            )
             why.update(
-                "Every cause the rules know for this symptom was ruled out, or none could be "
-                "confirmed.\n\n**Ruled out**\n\n"
+                lead
+                + "\n\n**Ruled out**\n\n"
                 + _beliefs_md(end.ruled_out)
                 + "\n\n**Still possible, unconfirmed**\n\n"
                 + _beliefs_md(end.remaining)
@@ -125,8 +139,7 @@ class ConclusionScreen(BaseScreen):
         label = f"Fix {end.fixes.index(fix.id) + 1} of {n} (n: next)" if n > 1 else "Fix"
         self.query_one("#fix-title", Static).update(
             plain_line(
-                f"{label}: {text_of(fix.title)}"
-                + (" · Enter or c copies a command" if fix.commands else "")
+                f"{label}: {text_of(fix.title)}" + (" · c copies it all" if fix.commands else "")
             )
         )
         self.query_one("#end-fix", Markdown).update(
@@ -171,16 +184,19 @@ class ConclusionScreen(BaseScreen):
     # ------------------------------------------------------------ actions
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        """Enter on a command copies that one (its values filled in, or asked for)."""
         event.stop()
-        self.action_copy()
+        fix = self.session.fix
+        if fix is not None and event.option.id is not None:
+            self.dapp.copy_fix(fix, self.session.params, [fix.commands[int(event.option.id)]])
 
     def action_copy(self) -> None:
+        """`c`: the whole fix, every command, ready to paste."""
         fix = self.session.fix
-        option = self.query_one("#commands", OptionList).highlighted
-        if fix is None or option is None:
+        if fix is None or not fix.commands:
             self.notify("No command to copy here.")
             return
-        self.dapp.copy_command(fix_commands(fix, self.session.params)[option])
+        self.dapp.copy_fix(fix, self.session.params)
 
     def action_next_fix(self) -> None:
         end = self.end
@@ -200,7 +216,7 @@ class ConclusionScreen(BaseScreen):
         self.app.push_screen(HostsScreen(), lambda _: self._draw_verify())
 
     def action_export(self) -> None:
-        self.dapp.export_runbook()
+        self.dapp.ask_export()
 
     def _pending(self) -> list:
         passed = {r.check_id for r in self.session.verifications if r.status == "pass"}

@@ -9,12 +9,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
-from textual.widgets import Footer, Markdown, OptionList, Static
+from textual.widgets import Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 
-from dlperf_tui.markdown import cause_markdown, fix_commands
+from dlperf_tui.markdown import cause_markdown
 from dlperf_tui.plain import plain, plain_line
-from dlperf_tui.screens.base import BaseScreen, TitleBar
+from dlperf_tui.screens.base import AppFooter, BaseScreen, TitleBar
 from kb.diagnosis.model import BASIS_EVIDENCE, CauseResult, Diagnosis, Evidence
 from kb.schema.models import text_of
 from kb.textsafe import markdown_text, safe_line
@@ -46,8 +46,9 @@ def evidence_line(e: Evidence, before: str | None, after: str | None) -> Content
     return Content.assemble(*parts)
 
 
-class Detail(VerticalScroll, can_focus=False):
-    """Scrolls with the mouse and with the lists inside it; Tab goes to those lists."""
+class Detail(VerticalScroll):
+    """The selected cause's evidence, explanation and fixes: Tab focuses it, then PageDown,
+    End and the arrows reach the fix text at its end (the lists inside take Tab next)."""
 
 
 class DiagnosisScreen(BaseScreen):
@@ -55,14 +56,14 @@ class DiagnosisScreen(BaseScreen):
     HELP = (
         "The causes the log points to, most likely first, with the lines that show them. "
         "Select an evidence line (Enter) to see it in the whole log. `w` walks the decision "
-        "tree from here to a verified fix; `c` copies the first fix command; `e` exports the "
+        "tree from here to a verified fix; `c` copies the first fix whole, ready to paste; `e` exports the "
         "runbook of this session."
     )
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("w", "walk", "Walk to the fix"),
-        Binding("l", "open_log", "Show in log"),
+        Binding("w", "walk", "Walk to fix"),
+        Binding("l", "open_log", "In log"),
         Binding("c", "copy_fix", "Copy fix"),
-        Binding("e", "export", "Export runbook"),
+        Binding("e", "export", "Export"),
     ]
 
     def compose(self) -> ComposeResult:
@@ -77,7 +78,7 @@ class DiagnosisScreen(BaseScreen):
                 yield OptionList(id="evidence", classes="evidence-part")
                 yield Static(id="values", classes="evidence-part")
                 yield Markdown(id="cause-md")
-        yield Footer()
+        yield AppFooter()
 
     @property
     def diagnosis(self) -> Diagnosis:
@@ -212,16 +213,16 @@ class DiagnosisScreen(BaseScreen):
         self.app.push_screen(LogScreen(lines, start=lines.index(chosen)))
 
     def action_copy_fix(self) -> None:
+        """`c`: the cause's first fix with commands, whole, values filled in."""
         cause = self._current()
         if cause is None:
             return
-        for fid in cause.fixes:
-            fix = self.kb.fixes.get(fid)
-            commands = fix_commands(fix, cause.params) if fix is not None else []
-            if commands:
-                self.dapp.copy_command(commands[0])
-                return
-        self.notify("This cause's fixes have no command to copy; read the steps.")
+        fixes = [self.kb.fixes[f] for f in cause.fixes if f in self.kb.fixes]
+        fix = next((f for f in fixes if f.commands), None)
+        if fix is None:
+            self.notify("This cause's fixes have no command to copy; read the steps.")
+            return
+        self.dapp.copy_fix(fix, dict(cause.params))
 
     def action_export(self) -> None:
-        self.dapp.export_runbook()
+        self.dapp.ask_export()

@@ -10,12 +10,15 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, OptionList, ProgressBar
+from textual.widgets import Button, Input, Label, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 
 from dlperf_tui.plain import plain, plain_line
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from dlperf_tui.fixscript import Needed
     from kb.walk import Step
 
 
@@ -137,3 +140,86 @@ class StepsScreen(ModalScreen[str | None]):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         self.dismiss(event.option.id)
+
+
+class SavePathScreen(ModalScreen[Path | None]):
+    """Ask where to write a file, the default filled in: nothing lands in a folder unsaid."""
+
+    CSS_PATH = "dialogs.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, title: str, default: Path) -> None:
+        super().__init__()
+        self.title_text = title
+        self.default = default
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(plain_line(self.title_text), classes="dialog-title")
+            yield Input(value=str(self.default), id="save-path")
+            yield Static("", id="save-error", classes="dialog-error")  # wraps a long path
+            yield Label("Enter writes it there, Esc cancels.", classes="dialog-detail")
+
+    def on_mount(self) -> None:
+        self.query_one("#save-path", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value.strip()
+        path = Path(text).expanduser() if text else self.default
+        problem = None
+        if path.is_dir():
+            problem = f"A folder, not a file: {path}"
+        elif not path.parent.is_dir():
+            problem = f"No such folder: {path.parent}"
+        if problem:
+            self.query_one("#save-error", Static).update(plain_line(problem))
+            return
+        self.dismiss(path.absolute())
+
+
+class ValuesScreen(ModalScreen[dict[str, str] | None]):
+    """Ask for the values a fix still needs before it is copied; each is checked by its kind
+    (`check` says why a value is refused) and the dialog stays until all are good."""
+
+    CSS_PATH = "dialogs.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, title: str, needed: list[Needed], check: Callable[[str, str], str | None]):
+        super().__init__()
+        self.title_text = title
+        self.needed = needed
+        self.check = check
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(plain_line(self.title_text), classes="dialog-title")
+            for n in self.needed:
+                yield Static(plain(f"{n.name}: {n.description}"))
+                yield Input(
+                    placeholder=f"e.g. {n.example}" if n.example else n.name, id=f"value-{n.name}"
+                )
+                yield Static(plain(n.problem), id=f"value-error-{n.name}", classes="dialog-error")
+            yield Label(
+                "Enter copies the fix with these values, Esc cancels.", classes="dialog-detail"
+            )
+
+    def on_mount(self) -> None:
+        self.query(Input).first().focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        values: dict[str, str] = {}
+        first_bad: Input | None = None
+        for n in self.needed:
+            field = self.query_one(f"#value-{n.name}", Input)
+            value = field.value.strip()
+            problem = "still needed" if not value else self.check(n.name, value)
+            self.query_one(f"#value-error-{n.name}", Static).update(plain(problem or ""))
+            if problem:
+                first_bad = first_bad or field
+            values[n.name] = value
+        if first_bad is not None:
+            first_bad.focus()
+            return
+        self.dismiss(values)

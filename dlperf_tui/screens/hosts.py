@@ -46,10 +46,7 @@ class HostsScreen(ModalScreen[None]):
             )
             with Horizontal(classes="hosts-options"):
                 yield Switch(value=self.hosts.accept_new_host_keys, id="accept-new")
-                yield Label(
-                    "Trust a node's host key the first time (like ssh "
-                    "StrictHostKeyChecking=accept-new)"
-                )
+                yield Label("Trust a node's host key the first time (ssh accept-new)")
             yield Static(
                 "Keys or the SSH agent must let you in: no password is asked.",
                 id="hosts-status",

@@ -7,10 +7,10 @@ from typing import ClassVar
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Footer, Static, TextArea
+from textual.widgets import Static, TextArea
 from textual.widgets.text_area import Selection
 
-from dlperf_tui.screens.base import BaseScreen, TitleBar
+from dlperf_tui.screens.base import AppFooter, BaseScreen, TitleBar
 from kb.diagnosis.model import Evidence
 from kb.textsafe import safe
 
@@ -27,7 +27,7 @@ class LogScreen(BaseScreen):
     )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "next_evidence", "Next evidence"),
-        Binding("p", "prev_evidence", "Previous evidence"),
+        Binding("p", "prev_evidence", "Previous"),
     ]
 
     def __init__(self, evidence: list[Evidence], start: int = 0) -> None:
@@ -42,7 +42,7 @@ class LogScreen(BaseScreen):
         yield TitleBar(self.session.log_name or "the log")
         yield Static("Loading…", id="log-status")
         yield TextArea(id="log-text", read_only=True, soft_wrap=False, show_line_numbers=True)
-        yield Footer()
+        yield AppFooter()
 
     def on_mount(self) -> None:
         self._go()

@@ -15,7 +15,6 @@ from textual.lazy import Lazy
 from textual.message import Message
 from textual.widgets import (
     Button,
-    Footer,
     Static,
     TabbedContent,
     TabPane,
@@ -24,7 +23,7 @@ from textual.widgets import (
 )
 
 from dlperf_tui.plain import plain_line
-from dlperf_tui.screens.base import BaseScreen, TitleBar
+from dlperf_tui.screens.base import AppFooter, BaseScreen, TitleBar
 from kb.textsafe import safe
 
 if TYPE_CHECKING:
@@ -96,6 +95,7 @@ class LogArea(TextArea):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._full: str | None = None  # the whole log while the box shows a preview
         self._preview = ""
+        self.diagnosed = False  # the box holds a log already diagnosed: a paste starts anew
 
     def show(self, text: str) -> None:
         """Put `text` in the box (a preview of it when it is long)."""
@@ -120,7 +120,7 @@ class LogArea(TextArea):
         event.prevent_default()  # TextArea's own handler would insert the text again
         event.stop()
         text = normalise(event.text)
-        before = self.log_text
+        before = "" if self.diagnosed else self.log_text
         if not before.strip():
             self.show(text)
             self.move_cursor(self.document.end)
@@ -142,7 +142,7 @@ class StartScreen(BaseScreen):
         Binding("ctrl+r", "diagnose", "Diagnose", priority=True),
         Binding("ctrl+o", "open_file", "Open file", priority=True),
         Binding("f2", "switch_tab", "Paste/Symptoms", priority=True),
-        Binding("ctrl+l", "clear", "Clear", show=False),
+        Binding("ctrl+l", "clear", "Clear", priority=True),
     ]
 
     def compose(self) -> ComposeResult:
@@ -161,7 +161,7 @@ class StartScreen(BaseScreen):
             with TabPane("Pick a symptom", id="symptom-tab"), Lazy(Vertical(id="symptom-pane")):
                 yield Tree("Kinds of trouble", id="symptom-tree")
                 yield Static("Loading the knowledge base…", id="symptom-info")
-        yield Footer()
+        yield AppFooter()
 
     def on_mount(self) -> None:
         self.query_one(LogArea).focus()
@@ -206,14 +206,19 @@ class StartScreen(BaseScreen):
         self.query_one(TabbedContent).active = "paste-tab"
         area.focus()
         text = normalise(event.text)
-        area.show(text if not area.log_text.strip() else f"{area.log_text}\n{text}")
+        fresh = area.diagnosed or not area.log_text.strip()
+        area.show(text if fresh else f"{area.log_text}\n{text}")
         self._pasted(text)
 
     def on_log_area_pasted(self, message: LogArea.Pasted) -> None:
         self._pasted(message.text)
 
     def _pasted(self, text: str) -> None:
+        """Diagnose what the box holds now; a paste after that starts a new log (a second
+        job's log appended to the first would mix both in one diagnosis)."""
         area = self.query_one(LogArea)
+        new = ", a new log" if area.diagnosed else ""  # the previous one replaced
+        area.diagnosed = True
         path = as_path(text)
         if path is not None:
             area.show("")
@@ -221,7 +226,7 @@ class StartScreen(BaseScreen):
             self.dapp.diagnose(path=path)
             return
         log = area.log_text
-        self.query_one("#paste-status", Static).update(f"{log.count(chr(10)) + 1:,} lines")
+        self.query_one("#paste-status", Static).update(f"{log.count(chr(10)) + 1:,} lines{new}")
         self.dapp.diagnose(text=log)
 
     def action_diagnose(self) -> None:
@@ -229,6 +234,7 @@ class StartScreen(BaseScreen):
         if not area.log_text.strip():
             self.notify("Paste a log first, or open a file with ctrl+o.", severity="warning")
             return
+        area.diagnosed = False  # the box as it is now (perhaps edited) is the log
         self._pasted(area.log_text)
 
     def action_open_file(self) -> None:
@@ -241,7 +247,9 @@ class StartScreen(BaseScreen):
         self.app.push_screen(OpenFileScreen(), opened)
 
     def action_clear(self) -> None:
-        self.query_one(LogArea).show("")
+        area = self.query_one(LogArea)
+        area.show("")
+        area.diagnosed = False
         self.query_one("#paste-status", Static).update("")
 
     def action_switch_tab(self) -> None:

@@ -10,12 +10,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from dlperf_tui.plain import plain_line
-from dlperf_tui.screens.base import BaseScreen, TitleBar
+from dlperf_tui.screens.base import AppFooter, BaseScreen, TitleBar
 from dlperf_tui.screens.check_run import CheckRunScreen
 from dlperf_tui.screens.dialogs import StepsScreen
 from kb.placeholders import refused, show_command
@@ -58,13 +58,14 @@ class WalkScreen(BaseScreen):
     )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "run_check", "Run here"),
-        Binding("p", "paste_output", "Paste output"),
+        Binding("p", "paste_output", "Paste"),
         Binding("s", "skip", "Skip"),
         Binding("u,backspace", "undo", "Undo"),
         Binding("f", "fix_now", "Fix now"),
-        Binding("o", "other_steps", "Other steps"),
-        Binding("h", "hosts", "Hosts"),
-        Binding("e", "export", "Export"),
+        # the rest are in `?`: at 80 columns the footer holds no more
+        Binding("o", "other_steps", "Other steps", show=False),
+        Binding("h", "hosts", "Hosts", show=False),
+        Binding("e", "export", "Export runbook", show=False),
         *[Binding(str(n), f"answer({n})", show=False) for n in range(1, 10)],
     ]
 
@@ -86,7 +87,7 @@ class WalkScreen(BaseScreen):
             with VerticalScroll(id="cause-pane"):
                 yield Static("Causes (✔ confirmed, ? possible, ✘ ruled out)", id="cause-title")
                 yield Static(id="beliefs")
-        yield Footer()
+        yield AppFooter()
 
     @property
     def walk(self) -> Walk:
@@ -236,7 +237,7 @@ class WalkScreen(BaseScreen):
             self.app.push_screen(StepsScreen(steps), chosen)
 
     def action_export(self) -> None:
-        self.dapp.export_runbook()
+        self.dapp.ask_export()
 
     # ------------------------------------------------------------ checks
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from textual import events
 from textual.app import App
@@ -52,3 +53,14 @@ async def paste(pilot: Pilot[object], widget: Widget, text: str) -> None:
     """A bracketed paste as a terminal sends it (line ends as CR) into `widget`."""
     widget.post_message(events.Paste(text.replace("\n", "\r")))
     await pilot.pause()
+
+
+async def export(pilot: Pilot[object]) -> str:
+    """`e`, then Enter in the dialog that asks where (the default path filled in): the
+    runbook's path, as the dialog showed it before writing."""
+    await pilot.press("e")
+    await until_screen(pilot, "SavePathScreen")
+    where = pilot.app.screen.query_one("#save-path").value
+    await pilot.press("enter")
+    await until(pilot, lambda: Path(where).is_file())
+    return where

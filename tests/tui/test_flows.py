@@ -8,7 +8,7 @@ from pathlib import Path
 from textual.widgets import TextArea
 
 from tests.tui.common import IP_ADDR_PHYSICAL_ONLY, IP_ADDR_WITH_DOCKER, LOG
-from tests.tui.driving import paste, screen_text, shows, until, until_screen
+from tests.tui.driving import export, paste, screen_text, shows, until, until_screen
 
 SIZE = (80, 24)
 
@@ -51,8 +51,7 @@ async def test_paste_a_log_see_the_cause_walk_to_the_fix_and_export(
             "export NCCL_SOCKET_IFNAME=enp3s0",
         )  # the value the check found
 
-        await pilot.press("e")
-        await until(pilot, lambda: any(tmp_path.glob("dlperf-help-session-*.md")))
+        await export(pilot)
         runbook = next(tmp_path.glob("dlperf-help-session-*.md")).read_text()
         assert runbook.startswith("# Troubleshooting runbook: NCCL uses a virtual")
         assert "8> [2026-11-29 19:54:45]" in runbook
@@ -107,8 +106,7 @@ async def test_from_a_symptom_without_a_log_checks_update_the_ranking_visibly(
         assert len(app.session.walk.path) == 1
         await shows(pilot, "List the RDMA devices")
 
-        await pilot.press("e")
-        await until(pilot, lambda: any(tmp_path.glob("dlperf-help-session-*.md")))
+        await export(pilot)
         runbook = next(tmp_path.glob("dlperf-help-session-*.md")).read_text()
         assert "## Log" not in runbook and "## Symptom" in runbook
         assert "ruled out because the check “List the network interfaces" in runbook
@@ -147,7 +145,8 @@ async def test_the_evidence_opens_in_the_whole_log_with_its_span_selected(make_a
     app = make_app(log=LOG)
     async with app.run_test(size=SIZE) as pilot:
         await until_screen(pilot, "DiagnosisScreen")
-        await pilot.press("tab", "down", "enter")  # the second evidence line
+        # Tab: the detail pane (it scrolls to the fixes), Tab again: its evidence list
+        await pilot.press("tab", "tab", "down", "enter")  # the second evidence line
         await until_screen(pilot, "LogScreen")
         area = app.screen.query_one(TextArea)
         await until(pilot, lambda: bool(area.selected_text))
@@ -160,7 +159,7 @@ async def test_the_evidence_opens_in_the_whole_log_with_its_span_selected(make_a
         await until_screen(pilot, "DiagnosisScreen")
 
 
-async def test_a_fix_command_is_copied_and_shown_for_terminals_without_a_clipboard(
+async def test_a_fix_is_copied_with_its_values_asked_and_shown_for_terminals_without_a_clipboard(
     make_app: Callable,
 ):
     app = make_app()
@@ -169,9 +168,17 @@ async def test_a_fix_command_is_copied_and_shown_for_terminals_without_a_clipboa
         await until_screen(pilot, "WalkScreen")
         await pilot.press("2")  # it asks for a password: passwordless SSH is missing
         await until_screen(pilot, "ConclusionScreen")
-        await pilot.press("c")
-        assert app.clipboard == "ssh-copy-id <peer>"
-        await shows(pilot, "Copied (OSC 52). No clipboard in this terminal?", "ssh-copy-id <peer>")
+        await pilot.press("c")  # `<peer>` pasted would be a shell syntax error: it is asked for
+        await until_screen(pilot, "ValuesScreen")
+        await shows(pilot, "Copying needs peer", "peer: another node of the job")
+        await pilot.press(*"$(reboot)", "enter")  # refused by its kind: the dialog stays
+        await shows(pilot, "{peer}: '$(reboot)'")
+        assert app.clipboard == "" and type(app.screen).__name__ == "ValuesScreen"
+        app.screen.query_one("#value-peer").value = "gpu02"
+        await pilot.press("enter")
+        await until_screen(pilot, "ConclusionScreen")
+        assert app.clipboard == "ssh-copy-id gpu02"
+        await shows(pilot, "Copied (OSC 52). No clipboard in this terminal?", "ssh-copy-id gpu02")
 
 
 async def test_q_asks_before_quitting_a_walk_in_progress(make_app: Callable):

@@ -12,7 +12,7 @@ from dlperf_tui.hosts import ALL, LOCAL, Hosts
 from kb.errors import UserError
 from kb.knowledge import KnowledgeBase
 from kb.session import CheckRecord, combine
-from tests.tui.driving import shows, until, until_screen
+from tests.tui.driving import export, shows, until, until_screen
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "ssh"))
 from sshd_nodes import Cluster, have_sshd
@@ -113,7 +113,6 @@ async def test_the_cluster_view_compares_every_host_and_goes_into_the_runbook(
         # this machine has no GPU; the nodes replay a 2xH200 host's nvidia-smi: rows differ
         shown = await shows(pilot, "3 node(s),", "driver_version", "580.159.04", timeout=60)
         assert "difference(s) (marked !" in shown
-        await pilot.press("e")
-        await until(pilot, lambda: any(tmp_path.glob("dlperf-help-session-*.md")))
+        await export(pilot)
         runbook = next(tmp_path.glob("dlperf-help-session-*.md")).read_text()
         assert "## Cluster consistency" in runbook and "| **driver_version** ⚠" in runbook

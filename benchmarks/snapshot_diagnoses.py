@@ -37,13 +37,15 @@ def diagnose(path: Path) -> str:
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
         code = main(["diagnose", "--json", str(path)])
-    return f"exit {code}\n" + TIMING.sub('"seconds": 0', buf.getvalue())
+    out = TIMING.sub('"seconds": 0', buf.getvalue()).replace(str(ROOT) + "/", "")
+    return f"exit {code}\n" + out  # paths relative: two checkouts compare
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out", type=Path)
     ap.add_argument("--compare", type=Path)
+    # pin the knowledge (DLPERF_HELP_RULES, DLPERF_HELP_CATALOGUE) when others edit it
     args = ap.parse_args()
     snap = {str(p.relative_to(ROOT)): diagnose(p) for p in logs()}
     args.out.write_text(json.dumps(snap, indent=0, sort_keys=True), encoding="utf-8")

@@ -213,16 +213,20 @@ class Session:
     def _scan(self, block: reader.Block, wanted: Callable[[int], bool]) -> None:
         """Feed the block's candidate lines (those of the `wanted` patterns) onwards."""
         data = block.data
+        route, matcher, deliver, decode = self._route, self.matcher, self._tap, reader.decode_line
         for line_no, start, pids in self.scanner.candidates(block, wanted):  # type: ignore[union-attr]
-            sigs, vetoes, taps = self._route(pids)
+            sigs, vetoes, taps = route(pids)
             if not sigs and not taps:
                 continue
-            text = reader.decode_line(line_at(data, start))
-            for si in sorted(sigs):
-                only = sorted(set(sigs[si]))
-                self.matcher(si).feed(line_no, text, only=only, log_vetoes=si in vetoes)
-            for ai, tap in sorted(taps, key=lambda t: (t[0], t[1].id)):
-                self._tap(ai, tap, line_no, start, text, block)
+            text = decode(line_at(data, start))
+            for si in sorted(sigs) if len(sigs) > 1 else sigs:
+                mis = sigs[si]
+                only = sorted(set(mis)) if len(mis) > 1 else mis
+                matcher(si).feed(line_no, text, only=only, log_vetoes=si in vetoes)
+            if len(taps) > 1:
+                taps.sort(key=_tap_order)
+            for ai, tap in taps:
+                deliver(ai, tap, line_no, start, text, block)
 
     def _route(
         self, pids: Iterable[int]
@@ -329,6 +333,10 @@ class Session:
                 )
             if left > len(lines):
                 self._follow.append((a, tap, left - len(lines), strip))
+
+
+def _tap_order(t: tuple[int, Tap]) -> tuple[int, str]:
+    return t[0], t[1].id
 
 
 def _only(pids: set[int], wanted: Callable[[int], bool]) -> Callable[[int], bool]:

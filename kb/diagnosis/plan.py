@@ -16,6 +16,7 @@ at them; only vetoes whose automaton hit proves the veto (`line_exact`) take par
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from kb.diagnosis.analyzers import default_analyzers
@@ -44,6 +45,7 @@ def prefilter(m: MatcherSpec) -> Pattern:
     return Pattern(anchor_regex(anchors), True)
 
 
+@cache  # the catalogue's signatures repeat their cause's own matchers as vetoes
 def exact_pattern(m: MatcherSpec) -> Pattern | None:
     """A pattern whose hit on a line proves that matcher `m` fires there, or None."""
     if m.type == "substring" and (m.text.isascii() or not m.ignore_case) and m.text:

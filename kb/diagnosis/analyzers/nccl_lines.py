@@ -140,12 +140,12 @@ def _message(
     proc = s.procs.get(key) or s.procs.setdefault(key, Proc(*key))
     msg = text[at:]
     if tap == "channel":
-        c = _CHANNEL.match(msg)
-        if c:
-            e = ev(line_no, text, at + c.start("via"), at + c.end("via"))
-            a, b = int(c["a"]), int(c["b"])
-            ch = Channel(proc.comm, a, b, c["via"], key, e, c["da"], c["db"])
-            ch.printer = _printer(a, b, c["dir"], c["da"], c["db"], dev)
+        parsed = _channel(msg)
+        if parsed:
+            a, b, da, db, direction, via, vs, ve = parsed
+            e = ev(line_no, text, at + vs, at + ve)
+            ch = Channel(proc.comm, a, b, via, key, e, da, db)
+            ch.printer = _printer(a, b, direction, da, db, dev)
             s.channels.append(ch)
     elif tap == "init":
         c = _INIT.match(msg)
@@ -158,8 +158,10 @@ def _message(
             if c["nnodes"]:
                 s.nnodes[proc.comm] = int(c["nnodes"])
     elif tap == "version":
+        if proc.version is not None:
+            return  # a process's first version line is its version: every rank repeats it
         c = _VERSION.match(msg)
-        if c and proc.version is None:
+        if c:
             proc.version = (c["v"], ev(line_no, text, at + c.start("v"), at + c.end("v")))
     elif tap in ("iface", "iface-list"):
         _using(s, proc, text, at, line_no, ev)
@@ -169,8 +171,41 @@ def _message(
             s.env[c["var"]] = (c["val"], ev(line_no, text, at, len(text)))
     elif tap == "network":
         c = _NETWORK.match(msg)
-        if c:
-            s.networks.setdefault(c["net"], ev(line_no, text, at, len(text)))
+        if c and c["net"] not in s.networks:  # its first line is its evidence
+            s.networks[c["net"]] = ev(line_no, text, at, len(text))
+
+
+ChannelLine = tuple[int, int, str, str, "str | None", str, int, int]
+_CHANNELS: dict[str, ChannelLine | None] = {}
+CHANNEL_CACHE = 4096  # distinct channel lines remembered
+
+
+def _channel(msg: str) -> ChannelLine | None:
+    """A channel line's (a, b, device a, device b, direction, via, via's span): each
+    communicator of a job prints the same lines again (only the prefix differs), so
+    each distinct one is parsed once."""
+    hit = _CHANNELS.get(msg, False)
+    if hit is not False:
+        return hit  # type: ignore[return-value]
+    c = _CHANNEL.match(msg)
+    out = (
+        None
+        if c is None
+        else (
+            int(c["a"]),
+            int(c["b"]),
+            c["da"],
+            c["db"],
+            c["dir"],
+            c["via"],
+            c.start("via"),
+            c.end("via"),
+        )
+    )
+    if len(_CHANNELS) >= CHANNEL_CACHE:
+        _CHANNELS.clear()
+    _CHANNELS[msg] = out
+    return out
 
 
 def _printer(a: int, b: int, direction: str | None, da: str, db: str, dev: str) -> int | None:

@@ -14,7 +14,7 @@ GENERAL = """\
 **Everywhere**: `ctrl+q` quits (asks first during a walk; `q` too where no text box has
 focus) · `?` or `F1` this help · `Esc` back · `ctrl+p` search symptoms, causes, fixes and
 error lines · `ctrl+k` cluster view · `ctrl+t` light/dark theme · the mouse works: click,
-scroll, select text. Run `dlperf-help` again any time (`dlperf-help LOGFILE` opens a log).
+scroll, select text. Run `dlperf-help` again any time (`dlperf-help tui LOG` opens a log).
 
 **The flow**: paste a log or pick a symptom → see the causes and their evidence → walk:
 answer the questions, run or paste the checks → the fix, with commands to copy → verify

@@ -86,6 +86,15 @@ class Hosts:
             self._session = Session(options)
         return SSHRunner(target, self._session)
 
+    def reconnect(self, name: str) -> None:
+        """A new runner for `name` under the current options (the host-key trust setting is
+        fixed when a runner's SSH session is made)."""
+        if name == LOCAL or name not in self._targets:
+            return
+        with contextlib.suppress(Exception):
+            self.runners[name].close()
+        self.runners[name] = self._ssh(self._targets[name])
+
     def fresh(self, name: str) -> Runner:
         """A runner for one job: a cancelled runner stays cancelled, so each job gets its own
         (a local one is cheap; an SSH one reconnects)."""

@@ -21,6 +21,17 @@ if TYPE_CHECKING:
     from dlperf_tui.hosts import Hosts
 
 
+REACHABLE = "✔ reachable"
+
+
+def _for_panel(problem: str) -> str:
+    """SSH's reason as the panel says it: the switch below instead of the CLI's flag."""
+    return problem.replace(
+        "rerun with --accept-new-host-keys to record it",
+        "turn on the trust switch below to record it",
+    )
+
+
 class HostsScreen(ModalScreen[None]):
     CSS_PATH = "hosts.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -75,7 +86,15 @@ class HostsScreen(ModalScreen[None]):
             self._draw()
 
     def on_switch_changed(self, event: Switch.Changed) -> None:
+        """Trust changed: the nodes that did not answer are tried again under it at once."""
         self.hosts.accept_new_host_keys = event.value
+        again = [n for n in self.hosts.names if n != LOCAL and self.state.get(n, "") != REACHABLE]
+        for name in again:
+            self.hosts.reconnect(name)
+            self.state[name] = "connecting…"
+        if again:
+            self._draw()
+            self._test(again)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -100,7 +119,7 @@ class HostsScreen(ModalScreen[None]):
             self.app.call_from_thread(self._tested, name, problem)
 
     def _tested(self, name: str, problem: str | None) -> None:
-        self.state[name] = "✔ reachable" if problem is None else f"✘ {problem}"
+        self.state[name] = REACHABLE if problem is None else f"✘ {_for_panel(problem)}"
         if self.is_attached:
             self._draw()
 

@@ -116,3 +116,29 @@ async def test_the_cluster_view_compares_every_host_and_goes_into_the_runbook(
         await export(pilot)
         runbook = next(tmp_path.glob("dlperf-help-session-*.md")).read_text()
         assert "## Cluster consistency" in runbook and "| **driver_version** ⚠" in runbook
+
+
+async def test_trusting_host_keys_retests_the_node_that_was_refused(
+    make_app: Callable, cluster: Cluster, tmp_path: Path
+):
+    unknown = tmp_path / "empty_known_hosts"
+    unknown.write_text("")
+    hosts = hosts_for(cluster, tmp_path)
+    hosts.known_hosts = unknown  # no node's key is known yet
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.runners = hosts
+        app.start_walk("multi-node-hang")
+        await until_screen(pilot, "WalkScreen")
+        await pilot.press("h")
+        await until_screen(pilot, "HostsScreen")
+        await pilot.press(*"gpu01", "enter")
+        await until(pilot, lambda: app.screen.state.get("gpu01", "").startswith("✘"), timeout=30)
+        refused = app.screen.state["gpu01"]
+        port = cluster.nodes[0].port
+        assert f"unknown host key for [127.0.0.1]:{port}" in refused  # the host, not ":port"
+        assert "turn on the trust switch below" in refused and "--accept" not in refused
+        assert unknown.read_text() == ""  # never trusted silently
+        app.screen.query_one("#accept-new").value = True  # the user trusts it now ...
+        await until(pilot, lambda: app.screen.state["gpu01"] == "✔ reachable", timeout=30)
+        assert "127.0.0.1" in unknown.read_text()  # ... retested at once, the key recorded

@@ -7,22 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_PUNCT = set("\\.^$|?*+()[]{}-/#&~!\"%',:;<=>@`")
-
-
-def escape(text: str) -> str:
-    """`text` as a regex that matches it literally in RE2 and hyperscan alike (as
-    `kb.diagnosis.scanner.literal`, without importing the scanner and RE2)."""
-    out = []
-    for ch in text:
-        if ch in _PUNCT:
-            out.append("\\" + ch)
-        elif ch.isascii() and not ch.isprintable():
-            out.append(f"\\x{ord(ch):02x}")
-        else:
-            out.append(ch)
-    return "".join(out)
-
+from kb.regexlit import literal as escape_literal
 
 MIN_LITERAL = 12  # fewer literal characters than this: too vague to be a matcher
 GAP = ".*?"  # a %s: anything, bounded by the line (matchers run with never_nl; a
@@ -103,7 +88,8 @@ def _line_of(template: str, style: str) -> str:
 def _literal_regex(text: str) -> str:
     parts = re.split(r"(\s{2,}|\t)", text)
     return "".join(
-        r"\s+" if p and not p.strip() and (len(p) > 1 or p == "\t") else escape(p) for p in parts
+        r"\s+" if p and not p.strip() and (len(p) > 1 or p == "\t") else escape_literal(p)
+        for p in parts
     )
 
 

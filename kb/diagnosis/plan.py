@@ -29,8 +29,9 @@ from kb.diagnosis.decorations import (
     without_line_anchors,
 )
 from kb.diagnosis.reader import MAX_LINE, Block
-from kb.diagnosis.scanner import Pattern, Scanner, literal
+from kb.diagnosis.scanner import Pattern, Scanner
 from kb.matching import CompiledMatcher, MatcherSpec, anchor_regex
+from kb.regexlit import literal
 
 
 def prefilter(m: MatcherSpec) -> Pattern:

@@ -28,8 +28,6 @@ import re2
 
 from kb.diagnosis.reader import Block
 
-_PUNCT = set("\\.^$|?*+()[]{}-/#&~!\"%',:;<=>@`")
-
 
 @dataclass(frozen=True)
 class Pattern:
@@ -50,19 +48,6 @@ class Pattern:
         blocks that are valid UTF-8."""
         r = self.regex
         return "\\p" not in r and "\\P" not in r and "(?U" not in r
-
-
-def literal(text: str) -> str:
-    """`text` as a regex that matches it literally (RE2 and hyperscan alike)."""
-    out = []
-    for ch in text:
-        if ch in _PUNCT:
-            out.append("\\" + ch)
-        elif ch.isascii() and not ch.isprintable():
-            out.append(f"\\x{ord(ch):02x}")
-        else:
-            out.append(ch)
-    return "".join(out)
 
 
 def _options(caseless: bool) -> re2.Options:

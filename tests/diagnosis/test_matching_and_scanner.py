@@ -8,7 +8,7 @@ import pytest
 
 from kb.diagnosis.plan import prefilter
 from kb.diagnosis.reader import Block
-from kb.diagnosis.scanner import Pattern, Scanner, literal
+from kb.diagnosis.scanner import Pattern, Scanner
 from kb.matching import (
     CompiledMatcher,
     MatcherSpec,
@@ -18,6 +18,7 @@ from kb.matching import (
     run_signatures,
     signature_spec,
 )
+from kb.regexlit import literal
 
 LINES = [
     "plain line",

@@ -180,7 +180,7 @@ class DiagnosisScreen(BaseScreen):
         )
         self.query_one("#values", Static).update(
             plain(
-                f"Confidence {cause.confidence:.2f} · {basis}"
+                f"Confidence {cause.confidence:.0%} · {basis}"  # as in the list: one format
                 + (f"values found: {values}" if values else "no values extracted")
             )
         )

@@ -233,3 +233,14 @@ async def test_skipping_every_step_ends_undecided_not_unknown_to_the_rules(make_
         shown = await shows(pilot, f"Undecided: {skipped} steps skipped")
         assert "Not in the knowledge base yet" not in shown
         await shows(pilot, "so the cause is undecided")
+
+
+async def test_the_diagnosis_shows_a_causes_confidence_in_one_format(make_app: Callable):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until_screen(pilot, "StartScreen")
+        await paste(pilot, app.screen.query_one("#log"), LOG.read_text())
+        await until_screen(pilot, "DiagnosisScreen")
+        share = f"{app.session.diagnosis.causes[0].confidence:.0%}"
+        shown = await shows(pilot, f"{share:>4} █", f"Confidence {share} ·")
+        assert "Confidence 0." not in shown

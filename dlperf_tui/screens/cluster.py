@@ -26,8 +26,18 @@ from kb.textsafe import safe_line
 MAX_CELL = 40
 
 
-def _cut(text: str) -> str:
-    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
+def _cut(text: str, width: int = MAX_CELL) -> str:
+    width = min(width, MAX_CELL)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def short_headers(names: list[str]) -> tuple[list[str], str]:
+    """Node columns without the login they all share (`root@127.0.0.1:2222` is cut at 80
+    columns; `127.0.0.1:2222` is not), and that login, said once ("" when they differ)."""
+    users = {n.split("@", 1)[0] for n in names if "@" in n}
+    if len(users) != 1:
+        return names, ""
+    return [n.split("@", 1)[1] if "@" in n else n for n in names], users.pop()
 
 
 class ClusterScreen(BaseScreen):
@@ -46,6 +56,7 @@ class ClusterScreen(BaseScreen):
         super().__init__()
         self.report: Any = None
         self.only_differences = False
+        self.login = ""  # the login every node column shares, left out of the headers
         self._runners: list[Runner] = []
 
     def compose(self) -> ComposeResult:
@@ -99,6 +110,9 @@ class ClusterScreen(BaseScreen):
             + (" (marked !; d: only those)" if diffs else "")
         )
         self._fill()
+        if self.login:
+            status = self.query_one("#cluster-status", Static)
+            status.update(plain_line(f"{status.content} · as {self.login}"))
         lines: list[str] = []
         for u in report.unreachable:
             lines.append(f"✘ unreachable: {u['node']}: {u['error']}")
@@ -121,10 +135,23 @@ class ClusterScreen(BaseScreen):
         columns, rows = table(self.report, self.only_differences)
         grid = self.query_one("#facts", DataTable)
         grid.clear(columns=True)
+        facts = [safe_line(r["fact"]) for r in rows]
+        columns, self.login = short_headers([safe_line(name) for name in columns])
+        # each node's column gets its share of the screen: a long value is cut ("…"), its
+        # header never is (a DataTable pads each cell by one each side)
+        fact_width = max([len(columns[0]), *map(len, facts)]) if columns else 0
+        nodes = max(len(columns) - 1, 1)
+        share = max(12, (self.size.width - 3 - (fact_width + 2) - 2 * nodes) // nodes)
         body = [  # what nodes printed, as plain text: a `str` cell would be read as markup
-            [safe_line(r["fact"]), *(_cut(safe_line(c)) for c in r["cells"])] for r in rows
+            [
+                fact,
+                *(
+                    _cut(safe_line(c), max(share, len(columns[i + 1])))
+                    for i, c in enumerate(r["cells"])
+                ),
+            ]
+            for fact, r in zip(facts, rows, strict=True)
         ]
-        columns = [safe_line(name) for name in columns]
         grid.add_column(" ", width=1)
         for i, name in enumerate(columns):
             grid.add_column(Text(name), width=max([len(name), *(len(row[i]) for row in body)]))

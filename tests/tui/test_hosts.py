@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from dlperf_tui.hosts import ALL, LOCAL, Hosts
+from dlperf_tui.screens.cluster import short_headers
 from kb.errors import UserError
 from kb.knowledge import KnowledgeBase
 from kb.session import CheckRecord, combine
-from tests.tui.driving import export, shows, until, until_screen
+from tests.tui.driving import export, screen_text, shows, until, until_screen
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "ssh"))
 from sshd_nodes import Cluster, have_sshd
@@ -142,3 +143,30 @@ async def test_trusting_host_keys_retests_the_node_that_was_refused(
         app.screen.query_one("#accept-new").value = True  # the user trusts it now ...
         await until(pilot, lambda: app.screen.state["gpu01"] == "✔ reachable", timeout=30)
         assert "127.0.0.1" in unknown.read_text()  # ... retested at once, the key recorded
+
+
+def test_node_columns_leave_out_the_login_they_share():
+    assert short_headers(["fact", "vm", "root@10.0.0.1:2222", "root@10.0.0.2"]) == (
+        ["fact", "vm", "10.0.0.1:2222", "10.0.0.2"],
+        "root",
+    )
+    mixed = ["fact", "root@a", "ubuntu@b"]
+    assert short_headers(mixed) == (mixed, "")
+
+
+async def test_the_cluster_view_at_80x24_names_nodes_without_the_shared_login(
+    make_app: Callable, cluster: Cluster, tmp_path: Path
+):
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.runners = hosts_for(cluster, tmp_path)
+        node = cluster.nodes[0]
+        app.runners.add(node.spec)  # user@127.0.0.1:port
+        await until_screen(pilot, "StartScreen")
+        await pilot.press("ctrl+k")
+        await until_screen(pilot, "ClusterScreen")
+        await shows(pilot, "2 node(s),", f"as {node.user}", timeout=60)
+        labels = [str(c.label) for c in app.screen.query_one("#facts").columns.values()]
+        assert f"127.0.0.1:{node.port}" in labels and not any("@" in x for x in labels)
+        header = screen_text(app).splitlines()[2]
+        assert f"127.0.0.1:{node.port}" in header  # whole on the screen, not cut

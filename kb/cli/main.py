@@ -66,6 +66,7 @@ def main(
     argv: Sequence[str] | None = None, open_tui: Callable[[Path | None], int] | None = None
 ) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    before = os.environ.get("DLPERF_HELP_RULES")
     try:
         parser = build_parser()
         args = parser.parse_args(args_list)
@@ -93,6 +94,11 @@ def main(
             raise
         _say(f"internal error: {type(exc).__name__}: {exc} (set DLPERF_HELP_DEBUG=1 to see where)")
         return 2
+    finally:  # `--rules` holds for this call only (main is also called in-process)
+        if before is None:
+            os.environ.pop("DLPERF_HELP_RULES", None)
+        else:
+            os.environ["DLPERF_HELP_RULES"] = before
 
 
 def _say(message: str) -> None:

@@ -37,7 +37,12 @@ def finished_session(kb: KnowledgeBase) -> Session:
     s.set_log("pasted log", text="\n".join(lines))
     s.diagnosis = diagnose_text(kb, s.log_text or "", "pasted log")
     walk = s.start_walk()
-    chk = walk.next_step().check  # type: ignore[union-attr]
+    step = walk.next_step()
+    while step is not None and step.check is None:  # the walk asks its questions first
+        walk.skip(step.id)
+        step = walk.next_step()
+    assert step is not None and step.check is not None
+    chk = step.check
     walk.record_check(check_from_paste(chk, IP_ADDR_WITH_DOCKER, 0, walk.params))
     end = walk.conclusion()
     assert end is not None and end.kind == "settled"

@@ -78,7 +78,7 @@ def words_of(shaped: str) -> frozenset[str]:
 
 
 _CORPORA: dict[tuple[str, int], list[Known]] = {}
-CACHE_FORMAT = "dlperf-approximate/1"
+CACHE_FORMAT = "dlperf-approximate/2"
 
 
 def known_messages(rules: Any, catalogue: Any = None) -> list[Known]:
@@ -219,6 +219,11 @@ def closest(
         for k in corpus:
             s = score(line_shape, line_words, k)
             if s < THRESHOLD:
+                continue
+            if not k.negates and k.source.startswith("rules/") and k.shape == line_shape:
+                # the same shape as a rule's own example, and yet no signature fired: the
+                # rule tells them apart by the values the shape masks (a dataset's path, not
+                # any missing file), so its example says nothing about this line
                 continue
             if k.negates:
                 negated[k.negates] = max(s, negated.get(k.negates, 0.0))

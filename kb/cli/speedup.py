@@ -12,6 +12,7 @@ message lists the nearest choices).
 from __future__ import annotations
 
 import argparse
+import math
 import re
 
 HELP = "judge measured throughput and scaling against DLPerf's published results"
@@ -56,14 +57,19 @@ def run(args: argparse.Namespace) -> int:
     from kb.errors import UserError
     from kb.report.causes import CauseBook
 
+    if not 1 <= args.batch_per_gpu <= MAX_BATCH:
+        raise UserError(
+            f"--batch-per-gpu {args.batch_per_gpu}: give a batch size from 1 to {MAX_BATCH}"
+        )
     config = speedup.resolve(args.framework, args.model, args.precision, args.batch_per_gpu)
     points = []
     for spec in args.throughput:
         n, g, value = speedup.parse_point(spec)
-        try:
-            points.append(speedup.Point(n, g, float(value), text=f"--throughput {spec}"))
-        except ValueError:
-            raise UserError(f"not a number: {value!r} in --throughput {spec}") from None
+        points.append(
+            speedup.Point(
+                n, g, _throughput(value, f"--throughput {spec}"), text=f"--throughput {spec}"
+            )
+        )
     for spec in args.log:
         n, g, path = _log_shape(spec)
         p = speedup.throughput_from_log(path, n * g, args.per_gpu)
@@ -79,6 +85,26 @@ def run(args: argparse.Namespace) -> int:
 
         write(to_text(verdict))
     return 1 if verdict.low else 0
+
+
+MAX_BATCH = 1 << 20
+MAX_THROUGHPUT = 1e8  # samples/s: far above any cluster DLPerf measured (about 1e5)
+
+
+def _throughput(value: str, where: str) -> float:
+    """A measured throughput: a finite, positive number of samples per second."""
+    from kb.errors import UserError
+
+    try:
+        number = float(value)
+    except ValueError:
+        raise UserError(f"not a number: {value!r} in {where}") from None
+    if not math.isfinite(number) or number <= 0 or number > MAX_THROUGHPUT:
+        raise UserError(
+            f"{value!r} in {where} is not a throughput: give samples/s, above 0 and "
+            f"at most {MAX_THROUGHPUT:.0e}"
+        )
+    return number
 
 
 def _log_shape(spec: str) -> tuple[int, int, str]:

@@ -338,3 +338,21 @@ def test_markdown_of_a_verdict_has_a_row_per_point() -> None:
     config = speedup.resolve("tf2", "resnet50", "fp32", 128)
     md = speedup.to_markdown(speedup.judge(config, [Point(1, 1, 321.8), Point(1, 8, 2000)]))
     assert "| 1x8 | 2000 |" in md and "low" in md and "Likely causes" in md
+
+
+@pytest.mark.parametrize("value", ["-5", "0", "nan", "inf", "1e12", "abc"])
+def test_a_throughput_that_is_no_measurement_is_refused_in_one_line(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["speedup", "--framework", "tf2", "--model", "resnet50", "--precision", "fp32"]
+    code = main([*args, "--batch-per-gpu", "128", "--throughput", f"1x1={value}"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1
+    assert f"1x1={value}" in err[0] and "Traceback" not in err[0]
+
+
+@pytest.mark.parametrize("batch", ["0", "-3"])
+def test_a_batch_size_below_one_is_refused(batch: str, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["speedup", "--framework", "tf2", "--model", "resnet50", "--precision", "fp32"]
+    assert main([*args, "--batch-per-gpu", batch, "--throughput", "1x1=321"]) == 2
+    assert "--batch-per-gpu" in capsys.readouterr().err

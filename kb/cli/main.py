@@ -58,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
         module = importlib.import_module(f"kb.cli.{name}")
         p = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(p)
+        p.add_argument(  # also after the command; SUPPRESS keeps the one given before it
+            "--rules", metavar="DIR", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+        )
         p.set_defaults(_module=module)
     return parser
 

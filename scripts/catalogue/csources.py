@@ -9,8 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from cprintf import calls
-from gitsrc import BlobReader, files_at, release_tags
-from merge import Merger, Seen, span
+from merge import Found, Seen, scan_releases, scan_revisions, span
 
 SUFFIXES = (".cc", ".cu", ".h", ".c", ".cpp", ".hpp", ".cuh")
 NCCL_MACROS = {"WARN": 0, "INFO": 1}
@@ -39,21 +38,12 @@ def scan_c(
     levels: Mapping[str, str],
 ) -> tuple[str, list[Seen]]:
     """Every macro call's format at every release tag, merged across releases."""
-    tags = release_tags(git_dir, tag_pattern, minimum)
-    if not tags:
-        raise ValueError(f"{git_dir}: no tag matches {tag_pattern} from {minimum}")
-    reader = BlobReader(git_dir)
-    merger = Merger()
-    per_blob: dict[str, list[tuple[str, str]]] = {}
-    for tag, version in tags:
-        for path, sha in files_at(git_dir, tag, keep, paths):
-            if sha not in per_blob:
-                found = calls(reader.read(sha), macros)
-                per_blob[sha] = [(levels[c.macro], c.template) for c in found]
-            for level, template in dict.fromkeys(per_blob[sha]):
-                merger.add(version, level, template, path)
-    reader.close()
-    return span(tags[0][1], tags[-1][1]), merger.entries()
+
+    def read(text: str) -> list[Found]:
+        found = dict.fromkeys((levels[c.macro], c.template) for c in calls(text, macros))
+        return [(level, template, {}) for level, template in found]
+
+    return scan_releases(git_dir, tag_pattern, minimum, keep, read, paths)
 
 
 def scan(
@@ -139,18 +129,14 @@ def scan_gloo(git_dir: Path) -> tuple[str, list[Seen]]:
 
     levels = {m: "warn" if m == "GLOO_WARN" else "info" if m == "GLOO_INFO" else "error"
               for m in GLOO_MACROS}  # fmt: skip
-    snaps = yearly_snapshots(git_dir, 2018)
-    reader = BlobReader(git_dir)
-    merger = Merger()
-    per_blob: dict[str, list[tuple[str, str]]] = {}
-    for rev, year in snaps:
-        for path, sha in files_at(git_dir, rev, lambda p: p.endswith(SUFFIXES), ("gloo",)):
-            if "/test" in path or "/benchmark" in path:
-                continue
-            if sha not in per_blob:
-                found = concat_calls(reader.read(sha), GLOO_MACROS)
-                per_blob[sha] = [(levels[c.macro], c.template) for c in found]
-            for level, template in dict.fromkeys(per_blob[sha]):
-                merger.add(year, level, template, path)
-    reader.close()
-    return span(snaps[0][1], snaps[-1][1]), merger.entries()
+
+    def keep(path: str) -> bool:
+        return path.endswith(SUFFIXES) and not ("/test" in path or "/benchmark" in path)
+
+    def read(text: str) -> list[Found]:
+        found = dict.fromkeys(
+            (levels[c.macro], c.template) for c in concat_calls(text, GLOO_MACROS)
+        )
+        return [(level, template, {}) for level, template in found]
+
+    return scan_revisions(git_dir, yearly_snapshots(git_dir, 2018), keep, read, ("gloo",))

@@ -11,8 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitsrc import BlobReader, files_at, release_tags
-from merge import Merger, Seen, span
+from merge import Found, Seen, scan_releases
 
 LOG_LEVELS = {
     "warning": "warn", "warn": "warn", "error": "error", "exception": "error",
@@ -102,19 +101,12 @@ def scan(
     git_dir: Path, tag_pattern: str, minimum: str, paths: tuple[str, ...]
 ) -> tuple[str, list[Seen]]:
     """Every message of the `.py` files under `paths` at every release tag."""
-    tags = release_tags(git_dir, tag_pattern, minimum)
-    if not tags:
-        raise ValueError(f"{git_dir}: no tag matches {tag_pattern} from {minimum}")
-    reader = BlobReader(git_dir)
-    merger = Merger()
-    per_blob: dict[str, list[tuple[str, str]]] = {}
-    for tag, version in tags:
-        for path, sha in files_at(git_dir, tag, lambda p: p.endswith(".py"), paths):
-            if "/test" in path or path.startswith("test"):
-                continue
-            if sha not in per_blob:
-                per_blob[sha] = [(m.level, m.template) for m in messages(reader.read(sha))]
-            for level, template in dict.fromkeys(per_blob[sha]):
-                merger.add(version, level, template, path)
-    reader.close()
-    return span(tags[0][1], tags[-1][1]), merger.entries()
+
+    def keep(path: str) -> bool:
+        return path.endswith(".py") and not ("/test" in path or path.startswith("test"))
+
+    def read(text: str) -> list[Found]:
+        found = dict.fromkeys((m.level, m.template) for m in messages(text))
+        return [(level, template, {}) for level, template in found]
+
+    return scan_releases(git_dir, tag_pattern, minimum, keep, read, paths)

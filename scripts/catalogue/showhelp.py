@@ -7,8 +7,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from gitsrc import BlobReader, files_at, release_tags
-from merge import Merger, Seen, span
+from merge import Found, Seen, scan_releases
 
 _TOPIC = re.compile(r"^\[([^\]\n]+)\]\s*$")
 
@@ -43,18 +42,10 @@ def sections(text: str) -> Iterator[tuple[str, str]]:
 def scan(
     git_dir: Path, tag_pattern: str = r"v(\d+\.\d+\.\d+)", minimum: str = "3.0.0"
 ) -> tuple[str, list[Seen]]:
-    tags = release_tags(git_dir, tag_pattern, minimum)
-    if not tags:
-        raise ValueError(f"{git_dir}: no tag matches {tag_pattern} from {minimum}")
-    reader = BlobReader(git_dir)
-    merger = Merger()
-    per_blob: dict[str, list[tuple[str, str]]] = {}
+    """Every show_help topic of the `help-*.txt` files at every release tag."""
     keep = re.compile(r"(^|/)help-[^/]*\.txt$").search
-    for tag, version in tags:
-        for path, sha in files_at(git_dir, tag, lambda p: bool(keep(p))):
-            if sha not in per_blob:
-                per_blob[sha] = list(sections(reader.read(sha)))
-            for topic, text in per_blob[sha]:
-                merger.add(version, "help", text, path, topic=topic)
-    reader.close()
-    return span(tags[0][1], tags[-1][1]), merger.entries()
+
+    def read(text: str) -> list[Found]:
+        return [("help", body, {"topic": topic}) for topic, body in sections(text)]
+
+    return scan_releases(git_dir, tag_pattern, minimum, lambda p: bool(keep(p)), read)

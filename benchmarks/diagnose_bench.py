@@ -107,7 +107,7 @@ def grep_patterns(dest: Path) -> tuple[Path, int, int, int]:
     """Write the rules' matchers as ERE lines; return (file, kept, dropped, of which from
     the catalogue)."""
     sys.path.insert(0, str(ROOT))
-    from kb.diagnosis.compiled import load_rules
+    from kb.authoring.checked import load_rules
 
     pats: dict[str, bool] = {}
     for _rid, sig in load_rules().signatures():
@@ -142,8 +142,8 @@ KINDS = {
 def catalogue_counts() -> tuple[int, int]:
     """(templates in the catalogue, of them wired as signatures of a cause)."""
     sys.path.insert(0, str(ROOT))
-    from kb.catalogue import load_catalogue
-    from kb.diagnosis.compiled import load_rules
+    from kb.authoring.checked import load_rules
+    from kb.rules.catalogue import load_catalogue
 
     templates = len(load_catalogue().messages)
     wired = sum(s.id.startswith("catalogued:") for _r, s in load_rules().signatures())

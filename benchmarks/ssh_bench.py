@@ -2,7 +2,7 @@
 
 Starts 32 real OpenSSH servers on 127.0.0.1 (the test suite's fake GPU nodes, which
 replay recorded nvidia-smi outputs), then times the standard survey (the cheap,
-read-only checks of the rules plus kb.survey's facts, one SSH connection per node) on
+read-only checks of the rules plus kb.cluster.survey's facts, one SSH connection per node) on
 one node, on all 32 at once, and on all 32 one after the other.  The sshd processes
 and the commands they run share this machine's cores with the client, so the 32-node
 figure is an upper bound of what 32 real nodes would take: the table also gives the
@@ -35,9 +35,9 @@ sys.path.insert(0, str(ROOT / "tests" / "ssh"))
 
 from sshd_nodes import Cluster, have_sshd  # noqa: E402
 
-from kb.checkrun import RunOptions, plan, run_checks, ssh_runners  # noqa: E402
-from kb.cli.common import load_kb  # noqa: E402
-from kb.hosts import parse_host, targets  # noqa: E402
+from kb.authoring.checked import load_kb  # noqa: E402
+from kb.checks import RunOptions, plan, run_checks, ssh_runners  # noqa: E402
+from kb.runners.hosts import parse_host, targets  # noqa: E402
 from kb.runners.ssh import SSHOptions  # noqa: E402
 
 
@@ -98,7 +98,7 @@ def main() -> int:
         what = "one trivial command per node (the SSH layer alone)"
     else:
         tasks = plan.survey(load_kb(args.rules))
-        what = f"survey: {len(tasks)} rule checks + kb.survey facts per node"
+        what = f"survey: {len(tasks)} rule checks + kb.cluster.survey facts per node"
     survey = not args.light
     with tempfile.TemporaryDirectory(prefix="ssh-bench-") as tmp:
         cluster = Cluster(Path(tmp), args.nodes).start()

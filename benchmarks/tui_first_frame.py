@@ -78,8 +78,8 @@ def paste_figures(lines: int, rules: Path | None) -> tuple[float, float]:
     from textual import events
 
     from dlperf_tui.app import DlperfHelpApp
-    from kb import paths
-    from kb.cli.common import load_kb
+    from kb.authoring.checked import load_kb
+    from kb.util import paths
 
     text = "\r".join(f"[rank{i % 64}] step {i} loss 0.{i % 9973:04d} lr 1e-4" for i in range(lines))
     app = DlperfHelpApp(kb=load_kb(rules or paths.rules_dir()), export_dir=Path(tempfile.mkdtemp()))

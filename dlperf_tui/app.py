@@ -1,7 +1,7 @@
 """The Textual application: loads the rules, holds the session, moves between screens.
 
 Why it exists: one place that owns the state a session needs (the knowledge base, the
-`kb.session.Session`, the hosts checks can run on) and the long jobs (loading rules,
+`kb.walk.session.Session`, the hosts checks can run on) and the long jobs (loading rules,
 scanning logs) that run in worker threads, so every screen stays a thin view.
 """
 
@@ -21,15 +21,15 @@ from textual.notifications import SeverityLevel
 
 from dlperf_tui.commands import KnowledgeCommands
 from dlperf_tui.screens.start import StartScreen
-from kb.errors import UserError
-from kb.textsafe import safe, safe_line
+from kb.util.errors import UserError
+from kb.util.textsafe import safe, safe_line
 
 if TYPE_CHECKING:  # these load after the first frame (the engine's in a worker)
     from dlperf_tui.hosts import Hosts
     from dlperf_tui.screens.dialogs import BusyScreen
-    from kb.knowledge import KnowledgeBase
-    from kb.schema.models import Fix, FixCommand
-    from kb.session import Session
+    from kb.rules.knowledge import KnowledgeBase
+    from kb.rules.schema.models import Fix, FixCommand
+    from kb.walk.session import Session
 
 BUSY_DELAY = 0.3  # seconds before a running scan shows its progress dialog
 
@@ -65,7 +65,7 @@ class DlperfHelpApp(App[int]):
         self.kb: KnowledgeBase | None = kb
         self.session: Session | None = None
         if kb is not None:  # given the rules (tests, embedding): ready at once
-            from kb.session import Session
+            from kb.walk.session import Session
 
             self.session = Session(kb)
         self._runners: Hosts | None = None
@@ -114,8 +114,8 @@ class DlperfHelpApp(App[int]):
 
     @work(thread=True, exclusive=True, group="rules")
     def load_rules(self) -> None:
-        from kb.cli.common import load_kb
-        from kb.session import Session  # noqa: F401  (imported here, off the UI thread)
+        from kb.authoring.checked import load_kb
+        from kb.walk.session import Session  # noqa: F401  (imported here, off the UI thread)
 
         try:
             kb = load_kb(self.rules)
@@ -131,7 +131,7 @@ class DlperfHelpApp(App[int]):
             return
         import traceback
 
-        from kb import paths
+        from kb.util import paths
 
         exc = sys.exc_info()[1]
         where = paths.cache_dir() / "tui-crash.txt"
@@ -150,7 +150,7 @@ class DlperfHelpApp(App[int]):
         self.exit(2)
 
     def _rules_ready(self, kb: KnowledgeBase) -> None:
-        from kb.session import Session
+        from kb.walk.session import Session
 
         if self.session is None or self.session.kb is not kb:
             self.session = Session(kb)
@@ -328,7 +328,7 @@ class DlperfHelpApp(App[int]):
     def export_runbook(self, target: Path | None = None) -> Path | None:
         """Write the session's runbook to `target` (None: the default, else the home folder);
         returns the file, or None when it could not be written. Says where either way."""
-        from kb import session_runbook
+        from kb.markdown import session_runbook
 
         if self.session is None:
             return None
@@ -392,7 +392,7 @@ class DlperfHelpApp(App[int]):
 
 def run_app(log: Path | None = None) -> int:
     """Run the assistant in this terminal; a broken rule set is a one-line error."""
-    from kb import paths
+    from kb.util import paths
 
     if log is not None and not log.is_file():
         raise UserError("no such file", where=str(log))

@@ -14,14 +14,14 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 if TYPE_CHECKING:
     from dlperf_tui.app import DlperfHelpApp
-    from kb.knowledge import KnowledgeBase
+    from kb.rules.knowledge import KnowledgeBase
 
 MAX_ERROR_TEXT = 90
 
 
 def _entries(kb: KnowledgeBase) -> Iterator[tuple[str, str, str, str]]:
     """(kind, label, help, node id) for everything searchable."""
-    from kb.schema.models import LogExample, SubstringMatcher, text_of
+    from kb.rules.schema.models import LogExample, SubstringMatcher, text_of
 
     for sid, s in kb.symptoms.items():
         yield "symptom", f"Symptom: {text_of(s.title)}", "walk the decision tree from here", sid

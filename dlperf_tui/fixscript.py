@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kb.placeholders import fill_command, names_in, refused
-from kb.schema.models import Fix, FixCommand
+from kb.rules.placeholders import fill_command, names_in, refused
+from kb.rules.schema.models import Fix, FixCommand
 
 
 @dataclass(frozen=True)

@@ -52,8 +52,8 @@ class Hosts:
         self.selected = name
 
     def add(self, text: str) -> list[str]:
-        """Add the nodes `text` names; raises `kb.errors.UserError` for a bad name."""
-        from kb.hosts import load_config, parse_host, targets
+        """Add the nodes `text` names; raises `kb.util.errors.UserError` for a bad name."""
+        from kb.runners.hosts import load_config, parse_host, targets
 
         specs = parse_host(text, "host")
         found = targets(specs, load_config(self.ssh_config), None, getpass.getuser())
@@ -123,8 +123,8 @@ class Hosts:
             return list(pool.map(job, runners))
 
     def run_check(self, check: Any, params: dict[str, str], runners: list[Runner]) -> Any:
-        """A check on every runner at once, as one record (`kb.session.combine`)."""
-        from kb.session import combine, run_check
+        """A check on every runner at once, as one record (`kb.walk.session.combine`)."""
+        from kb.walk.session import combine, run_check
 
         return combine(self.run_each(runners, lambda r: run_check(check, r, params)))
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from kb.diagnosis.engine import diagnose_paths, diagnose_text
 from kb.diagnosis.model import Diagnosis
-from kb.knowledge import KnowledgeBase
+from kb.rules.knowledge import KnowledgeBase
 
 
 class Cancelled(Exception):

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import re
 
-from kb.knowledge import KnowledgeBase
-from kb.placeholders import fill_text, show_command
-from kb.runbook import fence
-from kb.schema.models import Check, Fix, LogExample, text_of
-from kb.textsafe import markdown_text, safe, safe_line
+from kb.markdown.runbook import fence
+from kb.rules.knowledge import KnowledgeBase
+from kb.rules.placeholders import fill_text, show_command
+from kb.rules.schema.models import Check, Fix, LogExample, text_of
+from kb.util.textsafe import markdown_text, safe, safe_line
 
 
 def _para(text: str) -> str:

@@ -4,14 +4,14 @@ Why it exists: Textual reads a `str` given to `Static`, `Label`, `notify` or an 
 markup, so `[/b]` in a log line raised `MarkupError` (the assistant died) and
 `[@click=app.quit]` became a live action; and it passes escape sequences to the terminal
 as they are. Screens wrap such text in `plain` (a `Content`, which is never parsed) after
-`kb.textsafe` has removed or shown every terminal control in it.
+`kb.util.textsafe` has removed or shown every terminal control in it.
 """
 
 from __future__ import annotations
 
 from textual.content import Content
 
-from kb.textsafe import safe, safe_line
+from kb.util.textsafe import safe, safe_line
 
 
 def plain(text: str) -> Content:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from functools import cache
 
-from kb import loader
 from kb.diagnosis.engine import diagnose_text
-from kb.knowledge import KnowledgeBase
-from kb.paths import rules_dir
+from kb.rules import loader
+from kb.rules.knowledge import KnowledgeBase
+from kb.util.paths import rules_dir
 
 
 @cache

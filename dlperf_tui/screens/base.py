@@ -9,12 +9,12 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from kb.textsafe import safe_line
+from kb.util.textsafe import safe_line
 
 if TYPE_CHECKING:
     from dlperf_tui.app import DlperfHelpApp
-    from kb.knowledge import KnowledgeBase
-    from kb.session import Session
+    from kb.rules.knowledge import KnowledgeBase
+    from kb.walk.session import Session
 
 
 class TitleBar(Static):

@@ -11,7 +11,7 @@ from textual.widgets import Markdown
 
 from dlperf_tui.markdown import cause_markdown, fix_markdown
 from dlperf_tui.screens.base import AppFooter, BaseScreen, TitleBar
-from kb.schema.models import text_of
+from kb.rules.schema.models import text_of
 
 
 class CardScreen(BaseScreen):

@@ -1,7 +1,7 @@
 """The cluster view: survey every connected host and show where the nodes differ.
 
-Built on the cluster doctor's plain-data helpers (`kb.survey.collect_many`,
-`kb.report.build_report`, `kb.report.table`); this screen only lays them out.
+Built on the cluster doctor's plain-data helpers (`kb.cluster.survey.collect_many`,
+`kb.cluster.report.build_report`, `kb.cluster.report.table`); this screen only lays them out.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from textual.worker import get_current_worker
 from dlperf_tui.plain import plain, plain_line
 from dlperf_tui.screens.base import AppFooter, BaseScreen, TitleBar
 from kb.runners.base import Runner
-from kb.textsafe import safe_line
+from kb.util.textsafe import safe_line
 
 MAX_CELL = 40
 
@@ -78,8 +78,8 @@ class ClusterScreen(BaseScreen):
 
     @work(thread=True, exclusive=True)
     def _survey(self, runners: list[Runner]) -> None:
-        from kb.report import CauseBook, build_report, load_text
-        from kb.survey import collect_many
+        from kb.cluster.report import CauseBook, build_report, load_text
+        from kb.cluster.survey import collect_many
 
         worker = get_current_worker()
         done: list[int] = []
@@ -100,7 +100,7 @@ class ClusterScreen(BaseScreen):
         )
 
     def _show(self, report: Any) -> None:
-        from kb.report import to_markdown
+        from kb.cluster.report import to_markdown
 
         self.report = report
         self.session.cluster_markdown = to_markdown(report)
@@ -130,7 +130,7 @@ class ClusterScreen(BaseScreen):
         )
 
     def _fill(self) -> None:
-        from kb.report import table
+        from kb.cluster.report import table
 
         columns, rows = table(self.report, self.only_differences)
         grid = self.query_one("#facts", DataTable)

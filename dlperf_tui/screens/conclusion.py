@@ -17,10 +17,10 @@ from dlperf_tui.markdown import fix_commands, fix_markdown
 from dlperf_tui.plain import plain, plain_line
 from dlperf_tui.screens.base import AppFooter, BaseScreen, TitleBar
 from dlperf_tui.screens.check_run import CheckRunScreen
-from kb.schema.models import text_of
-from kb.session import CheckRecord, missing_params
-from kb.textsafe import markdown_text
-from kb.walk import Belief, Conclusion, Walk
+from kb.rules.schema.models import text_of
+from kb.util.textsafe import markdown_text
+from kb.walk.engine import Belief, Conclusion, Walk
+from kb.walk.session import CheckRecord, missing_params
 
 HEADLINES = {
     "settled": "Found it",

@@ -16,8 +16,8 @@ from dlperf_tui.markdown import cause_markdown
 from dlperf_tui.plain import plain, plain_line
 from dlperf_tui.screens.base import AppFooter, BaseScreen, TitleBar
 from kb.diagnosis.model import BASIS_EVIDENCE, CauseResult, Diagnosis, Evidence
-from kb.schema.models import text_of
-from kb.textsafe import markdown_text, safe_line
+from kb.rules.schema.models import text_of
+from kb.util.textsafe import markdown_text, safe_line
 
 BAR = 10
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from dlperf_tui.fixscript import Needed
-    from kb.walk import Step
+    from kb.walk.engine import Step
 
 
 class BusyScreen(ModalScreen[bool]):

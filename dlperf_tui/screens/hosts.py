@@ -14,7 +14,7 @@ from textual.widgets.option_list import Option
 
 from dlperf_tui.hosts import ALL, LOCAL
 from dlperf_tui.plain import plain, plain_line
-from kb.errors import UserError
+from kb.util.errors import UserError
 
 if TYPE_CHECKING:
     from dlperf_tui.app import DlperfHelpApp

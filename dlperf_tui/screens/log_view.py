@@ -12,7 +12,7 @@ from textual.widgets.text_area import Selection
 
 from dlperf_tui.screens.base import AppFooter, BaseScreen, TitleBar
 from kb.diagnosis.model import Evidence
-from kb.textsafe import safe
+from kb.util.textsafe import safe
 
 RADIUS = 2_000  # lines loaded each side of the evidence: a big log is shown in windows
 # (a text area takes about 16 µs a line to load: 4,000 lines stay well under 0.1 s)

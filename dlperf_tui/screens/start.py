@@ -24,10 +24,10 @@ from textual.widgets import (
 
 from dlperf_tui.plain import plain_line
 from dlperf_tui.screens.base import AppFooter, BaseScreen, TitleBar
-from kb.textsafe import safe
+from kb.util.textsafe import safe
 
 if TYPE_CHECKING:
-    from kb.knowledge import KnowledgeBase
+    from kb.rules.knowledge import KnowledgeBase
 
 INTRO = (
     "Paste a log below with your terminal's paste (ctrl+shift+v, right click, cmd+v): "
@@ -61,7 +61,7 @@ def _count(n: int, noun: str) -> str:
 
 def symptom_text(kb: KnowledgeBase, symptom_id: str) -> Content:
     """A symptom's description and known causes, for the pane beside the tree."""
-    from kb.schema.models import text_of
+    from kb.rules.schema.models import text_of
 
     s = kb.symptoms[symptom_id]
     causes = sorted(kb.causes_of(symptom_id), key=lambda c: -c.prior)
@@ -169,8 +169,8 @@ class StartScreen(BaseScreen):
             self.rules_ready(self.dapp.kb)
 
     def rules_ready(self, kb: KnowledgeBase) -> None:
-        from kb.runbook import GROUP_TITLES
-        from kb.schema.models import text_of
+        from kb.markdown.runbook import GROUP_TITLES
+        from kb.rules.schema.models import text_of
 
         if not self.query("#symptom-tree"):  # the lazy tab is not mounted yet
             self.call_after_refresh(self.rules_ready, kb)

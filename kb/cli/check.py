@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from kb.errors import UserError
+from kb.util.errors import UserError
 
 HELP = "run verifying checks on this machine or on nodes over SSH"
 
@@ -161,11 +161,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kb.checkrun import RunOptions, local_runners, run_checks, ssh_runners
-    from kb.checkrun.render import event_line, summary
-    from kb.cli.common import load_kb, print_json
+    from kb.authoring.checked import load_kb
+    from kb.checks import RunOptions, local_runners, run_checks, ssh_runners
+    from kb.checks.render import event_line, summary
+    from kb.cli.common import print_json
     from kb.cli.output import line as say
-    from kb.hosts import Target, check_port
+    from kb.runners.hosts import Target, check_port
 
     for value, what in ((args.port, "--port"), (args.job_port, "--job-port")):
         if value is not None:
@@ -243,7 +244,7 @@ def _readable(path: Path) -> Path:
 
 
 def _targets(args: argparse.Namespace) -> list[Any]:
-    from kb.hosts import load_config, parse_host, parse_hostfile, parse_slots_list, targets
+    from kb.runners.hosts import load_config, parse_host, parse_hostfile, parse_slots_list, targets
 
     specs = [s for text in args.host for s in parse_host(text)]
     specs += [s for text in args.hostlist for s in parse_slots_list(text)]
@@ -255,7 +256,7 @@ def _targets(args: argparse.Namespace) -> list[Any]:
 
 
 def _params(args: argparse.Namespace) -> tuple[dict[str, str], list[str]]:
-    from kb.valuekinds import kind_of, validate_value
+    from kb.rules.valuekinds import kind_of, validate_value
 
     params: dict[str, str] = {}
     causes: list[str] = []
@@ -279,8 +280,8 @@ def _params(args: argparse.Namespace) -> tuple[dict[str, str], list[str]]:
 def _refuse_masked(tasks: list[Any], params: dict[str, str], args: argparse.Namespace) -> None:
     """A value `diagnose --json` masked as a secret (`****`) is not the value: a check run
     with it would test the mask, so the run stops, exit 2 (a --param for it is used instead)."""
-    from kb.placeholders import names_in
-    from kb.secrets import MASK
+    from kb.rules.placeholders import names_in
+    from kb.util.secrets import MASK
 
     given = {item.partition("=")[0] for item in args.param}
     for task in tasks:
@@ -296,7 +297,7 @@ def _refuse_masked(tasks: list[Any], params: dict[str, str], args: argparse.Name
 def _refuse_values(tasks: list[Any], params: dict[str, str], source: Path | None) -> None:
     """A value its kind refuses (from --param or a diagnosis file) stops the run, exit 2:
     a planned command never runs with it, whether it is read-only or not."""
-    from kb.placeholders import refused
+    from kb.rules.placeholders import refused
 
     for task in tasks:
         bad = refused(task.template, params, task.declared)
@@ -341,7 +342,7 @@ def _diagnosis_causes(path: Path) -> list[tuple[str, dict[str, str]]]:
 
 
 def _tasks(kb: Any, args: argparse.Namespace, diag: list[str], survey_mode: bool) -> list[Any]:
-    from kb.checkrun import plan
+    from kb.checks import plan
 
     if survey_mode:
         return plan.survey(kb)
@@ -367,7 +368,7 @@ def _ask_secret(prompt: str) -> str | None:
 def _confirm(host: str, command: str) -> bool:
     """Ask before running a command that changes a machine; shows the exact command."""
     with _prompt_lock:
-        from kb.textsafe import safe, safe_line
+        from kb.util.textsafe import safe, safe_line
 
         # controls in the command are shown, not obeyed: the user reads what will run
         print(

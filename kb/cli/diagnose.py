@@ -65,7 +65,7 @@ def _positive(value: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kb.errors import UserError
+    from kb.util.errors import UserError
 
     logs = list(args.logs)
     if not logs:
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     if "-" in logs and sys.stdin is not None and sys.stdin.isatty():
         sys.stderr.write("reading the log from standard input; end it with Ctrl-D\n")
 
-    from kb.diagnosis.compiled import load_rules
+    from kb.authoring.checked import load_rules
     from kb.diagnosis.engine import diagnose_paths
 
     rules = load_rules()
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         data = diag.to_json(explain=args.explain)
         if not args.no_mask:  # the output only: what was matched is the log as it is
-            from kb.secrets import mask_json
+            from kb.util.secrets import mask_json
 
             data = mask_json(data)
         print_json(data)  # not kb.cli.common: it loads pydantic
@@ -132,7 +132,7 @@ class _Progress:
             return
         self.last, self.shown = now, True
         pct = f" {100 * done / total:3.0f}%" if total else ""
-        from kb.textsafe import safe_line
+        from kb.util.textsafe import safe_line
 
         sys.stderr.write(f"\rscanning {safe_line(name)}{pct} ({done / 1e6:,.0f} MB)\x1b[K")
         sys.stderr.flush()

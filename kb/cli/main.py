@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kb import __version__
-from kb.errors import UserError
+from kb.util.errors import UserError
 
 SUBCOMMANDS = [
     "diagnose",
@@ -36,7 +36,7 @@ class OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line (and exit status 2)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        from kb.textsafe import safe_line
+        from kb.util.textsafe import safe_line
 
         sys.stderr.write(f"{self.prog}: error: {safe_line(message)} (see {self.prog} --help)\n")
         raise SystemExit(2)
@@ -105,7 +105,7 @@ def main(
 
 
 def _say(message: str) -> None:
-    from kb.textsafe import safe_line
+    from kb.util.textsafe import safe_line
 
     first = message.strip().splitlines()[0] if message.strip() else "error"
     sys.stderr.write(f"dlperf-help: {safe_line(first)}\n")

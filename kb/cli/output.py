@@ -1,4 +1,4 @@
-"""Where the CLI writes: every text it prints goes through `kb.textsafe` first.
+"""Where the CLI writes: every text it prints goes through `kb.util.textsafe` first.
 
 Why it exists: the commands print lines of logs, file names, values and command outputs
 of nodes; a terminal must show them, never obey them. The subcommands write only through
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
-from kb.textsafe import json_dumps, safe
+from kb.util.textsafe import json_dumps, safe
 
 
 def write(text: str, stream: TextIO | None = None, *, keep_sgr: bool = False) -> None:

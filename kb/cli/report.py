@@ -32,9 +32,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from kb.cli.common import print_json
     from kb.cli.output import write
-    from kb.errors import UserError
-    from kb.report import CauseBook, build_report, load_file, to_markdown, to_text
-    from kb.textsafe import json_dumps, safe
+    from kb.cluster.report import CauseBook, build_report, load_file, to_markdown, to_text
+    from kb.util.errors import UserError
+    from kb.util.textsafe import json_dumps, safe
 
     if args.files.count("-") > 1:
         raise UserError("standard input ('-') can be read only once")

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from kb.textsafe import safe_line
+from kb.util.textsafe import safe_line
 
 HELP = "validate (lint), list or test the rules"
 
@@ -30,7 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kb import paths
+    from kb.util import paths
 
     if args.action == "coverage":
         return _coverage(args.dir or paths.catalogue_dir(), args.json)
@@ -40,10 +40,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _coverage(root: Path, as_json: bool) -> int:
     """`rules coverage [DIR]`: DIR is a catalogue directory (default: the shipped one)."""
-    from kb.catalogue import CatalogueError, load_catalogue
-    from kb.catalogue.coverage import coverage, table
     from kb.cli.common import print_json
-    from kb.errors import UserError
+    from kb.rules.catalogue import CatalogueError, load_catalogue
+    from kb.rules.catalogue.coverage import coverage, table
+    from kb.util.errors import UserError
 
     if not root.is_dir():
         raise UserError(f"{root}: no such catalogue directory")
@@ -61,9 +61,9 @@ def _coverage(root: Path, as_json: bool) -> int:
 
 
 def _lint(root: Path, as_json: bool) -> int:
-    from kb import lint
+    from kb.authoring import lint
     from kb.cli.common import print_json
-    from kb.errors import UserError
+    from kb.util.errors import UserError
 
     if not root.is_dir():
         raise UserError(f"{root}: no such rules directory")
@@ -87,8 +87,9 @@ def _lint(root: Path, as_json: bool) -> int:
 
 
 def _list(root: Path, as_json: bool) -> int:
-    from kb.cli.common import load_kb, print_json
-    from kb.schema.models import text_of
+    from kb.authoring.checked import load_kb
+    from kb.cli.common import print_json
+    from kb.rules.schema.models import text_of
 
     kb = load_kb(root)
     rows = [
@@ -110,8 +111,9 @@ def _list(root: Path, as_json: bool) -> int:
 
 
 def _test(root: Path, as_json: bool) -> int:
-    from kb import ruletests
-    from kb.cli.common import load_kb, print_json
+    from kb.authoring import ruletests
+    from kb.authoring.checked import load_kb
+    from kb.cli.common import print_json
 
     kb = load_kb(root)
     passed, todo, failed = ruletests.run_all(kb)

@@ -21,9 +21,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kb import runbook
-    from kb.cli.common import load_kb
-    from kb.errors import UserError
+    from kb.authoring.checked import load_kb
+    from kb.markdown import runbook
+    from kb.util.errors import UserError
 
     kb = load_kb()
     unknown = [c for c in args.causes if c not in kb.causes]

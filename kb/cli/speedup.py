@@ -52,10 +52,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kb import speedup
     from kb.cli.common import print_json
-    from kb.errors import UserError
-    from kb.report.causes import CauseBook
+    from kb.cluster import speedup
+    from kb.cluster.report.causes import CauseBook
+    from kb.util.errors import UserError
 
     if not 1 <= args.batch_per_gpu <= MAX_BATCH:
         raise UserError(
@@ -93,7 +93,7 @@ MAX_THROUGHPUT = 1e8  # samples/s: far above any cluster DLPerf measured (about 
 
 def _throughput(value: str, where: str) -> float:
     """A measured throughput: a finite, positive number of samples per second."""
-    from kb.errors import UserError
+    from kb.util.errors import UserError
 
     try:
         number = float(value)
@@ -108,7 +108,7 @@ def _throughput(value: str, where: str) -> float:
 
 
 def _log_shape(spec: str) -> tuple[int, int, str]:
-    from kb.errors import UserError
+    from kb.util.errors import UserError
 
     m = re.fullmatch(r"(\d+)[xX](\d+)=(.+)", spec)
     if m:
@@ -124,7 +124,7 @@ def _log_shape(spec: str) -> tuple[int, int, str]:
 
 
 def to_text(v: object) -> str:
-    from kb.speedup import REFERENCE_HARDWARE, Verdict
+    from kb.cluster.speedup import REFERENCE_HARDWARE, Verdict
 
     assert isinstance(v, Verdict)
     c = v.config

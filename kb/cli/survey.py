@@ -46,11 +46,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kb import survey
     from kb.cli.output import write
-    from kb.errors import UserError
+    from kb.cluster import survey
     from kb.runners.local import LocalRunner
-    from kb.textsafe import json_dumps
+    from kb.util.errors import UserError
+    from kb.util.textsafe import json_dumps
 
     if args.script:
         sys.stdout.write(survey.script(args.python))
@@ -71,8 +71,8 @@ def run(args: argparse.Namespace) -> int:
 
 def to_text(doc: dict) -> str:
     """The survey for a person: one fact per line, then what could not be read and why."""
-    from kb import topology
-    from kb.report.compare import show
+    from kb.cluster.report.compare import show
+    from kb.sysinfo import topology
 
     facts = doc["facts"]
     lines = [f"Survey of {doc['host']}", ""]

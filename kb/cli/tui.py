@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from kb.errors import UserError
+from kb.util.errors import UserError
 
 HELP = "open the interactive assistant (the default with no command)"
 

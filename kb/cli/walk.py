@@ -1,7 +1,7 @@
 """`dlperf-help walk [LOG...] [--symptom ID] [--facts FILE...] [--answer Q=A...] [--json]`.
 
 The decision-tree walk without a person, for clusters and scripts: the same engine as
-the TUI's walk (`kb.walk`), fed by the log's diagnosis, given answers, `check --json`
+the TUI's walk (`kb.walk.engine`), fed by the log's diagnosis, given answers, `check --json`
 results and node surveys (one per node, or JSON lines from srun/mpirun/pdsh; a survey's
 recorded interfaces answer the checks that read them). It stops where a person is needed.
 Exit status: 0 settled or chosen, 1 likely, unknown or needs a person, 2 bad input.
@@ -38,11 +38,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kb.batchwalk import run_batch
-    from kb.cli.common import load_kb, print_json
+    from kb.authoring.checked import load_kb
+    from kb.cli.common import print_json
     from kb.diagnosis.engine import diagnose_paths
-    from kb.errors import UserError
-    from kb.walk import Walk, WalkError
+    from kb.util.errors import UserError
+    from kb.walk.batch import run_batch
+    from kb.walk.engine import Walk, WalkError
 
     if not args.logs and not args.symptom:
         raise UserError("give a log or --symptom ID (see: dlperf-help rules list)")
@@ -83,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _answers(items: list[str]) -> dict[str, str]:
-    from kb.errors import UserError
+    from kb.util.errors import UserError
 
     out: dict[str, str] = {}
     for item in items:
@@ -96,7 +97,7 @@ def _answers(items: list[str]) -> dict[str, str]:
 
 def _nic_advice(interfaces: dict[str, list[Any]]) -> str | None:
     """The `NCCL_SOCKET_IFNAME` value that selects a usable NIC on every surveyed node."""
-    from kb.ifadvice import advise
+    from kb.sysinfo.ifadvice import advise
 
     if not interfaces:
         return None
@@ -107,9 +108,9 @@ def _nic_advice(interfaces: dict[str, list[Any]]) -> str | None:
 def _facts(paths: list[str]) -> tuple[dict[str, list[Any]], list[Any], dict[str, list[Any]]]:
     """Check results by check id (from `check --json`), recorded nodes (from surveys),
     and each surveyed node's interfaces."""
-    from kb.recorded import RecordedNode, outputs_from_survey
-    from kb.report import load_file
-    from kb.session import CheckRecord
+    from kb.checks.recorded import RecordedNode, outputs_from_survey
+    from kb.cluster.report import load_file
+    from kb.walk.session import CheckRecord
 
     records: dict[str, list[Any]] = {}
     nodes: list[Any] = []
@@ -140,8 +141,8 @@ def _facts(paths: list[str]) -> tuple[dict[str, list[Any]], list[Any], dict[str,
 
 
 def _document(walk: Any, end: Any) -> dict[str, Any]:
-    from kb.batchwalk import fix_titles
-    from kb.placeholders import show_command
+    from kb.rules.placeholders import show_command
+    from kb.walk.batch import fix_titles
 
     conclusion = end.conclusion
     cause = conclusion.cause if conclusion is not None else None
@@ -176,7 +177,7 @@ def _document(walk: Any, end: Any) -> dict[str, Any]:
 
 
 def _text(doc: dict[str, Any]) -> str:
-    from kb.textsafe import safe_line
+    from kb.util.textsafe import safe_line
 
     lines = [f"end: {doc['end']}" + (f" at {doc['cause']}" if doc["cause"] else "")]
     for c in doc["causes"][:8]:

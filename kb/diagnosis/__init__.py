@@ -12,7 +12,7 @@ returning a `Diagnosis` (in `kb.diagnosis.model`) whose `to_json()` is the
   probes, and which lines end a log;
 - `scanner`: hyperscan/RE2 prefilter that finds the few candidate lines of a block;
 - `plan`: the prefilter patterns of given rules and who consumes them (built once);
-- `pipeline`: feeds candidates to `kb.matching` signatures and to the `analyzers`
+- `pipeline`: feeds candidates to `kb.diagnosis.matching` signatures and to the `analyzers`
   (NCCL INFO, command outputs, progress lines, where the job runs, how the log ends,
   whether the run completed), or every line on the reference path; `unwrap` rebuilds
   wrapped and URL-encoded messages as `logical` lines;

@@ -97,7 +97,7 @@ def _cached(rules: Any, catalogue: Any) -> list[Known]:
     import hashlib
     import json
 
-    from kb.paths import cache_dir
+    from kb.util.paths import cache_dir
 
     rules_key = str(getattr(rules, "key", "") or "")
     if not rules_key:  # rules compiled in memory (a KnowledgeBase): nothing to key on

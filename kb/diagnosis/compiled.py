@@ -2,7 +2,7 @@
 
 Loading YAML, validating with pydantic and linting with networkx costs about half a
 second; a pasted log should be diagnosed in less. So the first run compiles the rules
-into plain data (`CompiledRules`) and writes it as JSON under `kb.paths.cache_dir()`,
+into plain data (`CompiledRules`) and writes it as JSON under `kb.util.paths.cache_dir()`,
 named by a hash of every rule file's bytes (and of this engine's format); later runs
 hash the files again (a few milliseconds), find the JSON and never import pydantic,
 yaml or networkx. Any change to a rule file gives a new key, so a stale cache is never
@@ -14,13 +14,17 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kb.matching import SignatureSpec, signature_spec
-from kb.rulefiles import RuleFileError, read_rule_bytes, rule_files  # as kb.loader finds them
+from kb.diagnosis.matching import SignatureSpec, signature_spec
+from kb.util.atomicfile import write_atomic
+from kb.util.rulefiles import (  # as kb.rules.loader finds them
+    RuleFileError,
+    read_rule_bytes,
+    rule_files,
+)
 
 FORMAT = "dlperf-compiled-rules/7"
 
@@ -54,7 +58,7 @@ class SymptomSpec:
     signatures: list[SignatureSpec]
     group: str = ""  # hang, slow, launch, ... (the TUI's tree)
     next_step: str = ""  # its cheapest question: what to do when only the symptom shows
-    failure: dict[str, Any] | None = None  # kb.schema.Failure as plain data (English)
+    failure: dict[str, Any] | None = None  # kb.rules.schema.Failure as plain data (English)
     examples: list[str] = field(default_factory=list)
     no_match: list[str] = field(default_factory=list)
 
@@ -213,8 +217,8 @@ def _add_catalogue(causes: dict[str, CauseSpec]) -> None:
     """The message catalogue's `class: cause` templates as further signatures of their
     cause (weaker than the rules' own); a catalogue that cannot be read adds none (lint
     reports it)."""
-    from kb.catalogue import CatalogueError, load_catalogue
     from kb.diagnosis.specs import catalogue_signatures
+    from kb.rules.catalogue import CatalogueError, load_catalogue
 
     try:
         messages = load_catalogue().messages
@@ -239,8 +243,7 @@ def _next_step(symptom: Any) -> str:
 def _engine_sources() -> list[Path]:
     """The modules that define the compiled form: a cache written by another version of
     them (an upgrade, a checkout with edits) must never be read back."""
-    from kb import matching
-    from kb.diagnosis import specs
+    from kb.diagnosis import matching, specs
 
     return [Path(__file__), Path(specs.__file__ or ""), Path(matching.__file__ or "")]
 
@@ -267,14 +270,14 @@ def rules_key(root: Path) -> str:
 
 def _catalogue_key() -> str:
     """The catalogue's content key: its templates are signatures of the compiled rules."""
-    from kb.catalogue.loader import content_key
-    from kb.paths import catalogue_dir
+    from kb.rules.catalogue.loader import content_key
+    from kb.util.paths import catalogue_dir
 
     return content_key(catalogue_dir())
 
 
 def cache_path(key: str) -> Path:
-    from kb.paths import cache_dir
+    from kb.util.paths import cache_dir
 
     return cache_dir() / f"rules-{key}.json"
 
@@ -295,44 +298,6 @@ def save(compiled: CompiledRules) -> None:
     target = cache_path(compiled.key)
     with contextlib.suppress(OSError):
         write_atomic(target, json.dumps(compiled.to_json()).encode("utf-8"))
-
-
-def write_atomic(target: Path, data: bytes) -> None:
-    """Write `data` to `target` so a concurrent reader never sees half a file."""
-    import tempfile
-
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def load_rules(root: Path | None = None) -> CompiledRules:
-    """The compiled rules: from the cache, or loaded, linted, compiled and cached.
-
-    Raises `kb.errors.UserError` when the rules have errors (as `kb.cli.common.load_kb`).
-    """
-    from kb.paths import rules_dir
-
-    root = root or rules_dir()
-    if not root.is_dir():
-        from kb.errors import UserError
-
-        raise UserError(f"rules directory not found: {root}")
-    cached = load_cached(root)
-    if cached is not None:
-        return cached
-    from kb.cli.common import load_kb
-
-    compiled = from_kb(load_kb(root), rules_key(root))
-    save(compiled)
-    return compiled
 
 
 def ensure_compiled(rules: Any) -> CompiledRules:

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import codecs
 import unicodedata
-from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from kb.diagnosis.reader import _BINARY_SAMPLE, _CONTROL, CHUNK, InputError, _read
+from kb.diagnosis.rawbytes import _BINARY_SAMPLE, _CONTROL, CHUNK, InputError, _read
 
 _BOMS = (  # longest first: a UTF-32LE mark starts like a UTF-16LE one
     (codecs.BOM_UTF32_LE, "utf-32-le"),
@@ -144,24 +143,3 @@ class _Transcoded:
 
     def close(self) -> None:
         self._inner.close()
-
-
-def file_lines(name: str) -> Iterator[str]:
-    """A log file's lines exactly as the diagnosis numbers them (gzip, UTF-16/32, ANSI
-    codes and CRLF handled by `kb.diagnosis.reader`), for views that show the log next to
-    the diagnosis; input the reader refuses has no lines."""
-    from kb.diagnosis import reader
-
-    try:
-        stream = reader.open_input(name)
-    except InputError:
-        return
-    try:
-        for block in reader.blocks(stream, name):
-            for _, _, text in reader.iter_lines(block):
-                yield text
-    except InputError:
-        return
-    finally:
-        if name != "-":
-            stream.close()

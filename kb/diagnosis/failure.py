@@ -155,10 +155,10 @@ def catalogue_symptoms(rules: Any) -> dict[str, str]:
 
 
 def load_catalogue() -> Any | None:
-    """The message catalogue (`kb.catalogue`), or None where it is missing or unreadable:
+    """The message catalogue (`kb.rules.catalogue`), or None where it is missing or unreadable:
     the diagnosis works without it."""
     try:
-        from kb.catalogue import load_catalogue as load
+        from kb.rules.catalogue import load_catalogue as load
     except ImportError:
         return None
     try:
@@ -168,7 +168,7 @@ def load_catalogue() -> Any | None:
 
 
 def message_class(message: Any) -> str:
-    """A catalogue message's class (`class_` in kb.catalogue, `cls` in its first draft)."""
+    """A catalogue message's class (`class_` in kb.rules.catalogue, `cls` in its first draft)."""
     return str(getattr(message, "class_", "") or getattr(message, "cls", "") or "")
 
 

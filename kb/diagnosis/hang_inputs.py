@@ -5,7 +5,7 @@
 its other files are diagnosed as logs; a folder without dumps is refused as before. Dumps given as files are grouped the same way. A text that holds
 an `ncclras` report (a file, standard input is left alone, or a pasted text) is
 scanned as a log as usual and, beside it, its statements are. The statements
-(`kb.hangs`) become one more input, named after the dumps or the report, whose lines
+(`kb.diagnosis.hangs`) become one more input, named after the dumps or the report, whose lines
 the hang signatures of `rules/nccl/nccl-timeout-hang.yaml` judge.
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from kb.diagnosis import reader
-from kb.hangs import flightrec, ras
+from kb.diagnosis.hangs import flightrec, ras
 
 Opener = Callable[[], BinaryIO]
 Input = tuple[str, Any]

@@ -8,7 +8,7 @@ timestamp. Only evidence lines go through here, so plain `re` is fast enough.
 A *probe* is a line where a program reports, at INFO level, that an optional part is
 absent and it carries on without it: NCCL's `NET/Plugin : dlerror=libnccl-net.so:
 cannot open shared object file ... using internal implementation`, its tuner and
-profiler plugins. Healthy runs print them; they are never evidence (`kb.matching`).
+profiler plugins. Healthy runs print them; they are never evidence (`kb.diagnosis.matching`).
 
 The *meaningful* lines of a log's end are its last lines without blank lines, code
 fences, rules (`---`), `...`, `^C` and a `(hangs)` remark: what the log ends with, for

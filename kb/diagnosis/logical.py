@@ -3,7 +3,7 @@
 A message a terminal or an editor wrapped over several lines is joined into one
 logical line (`joins` says where each physical line starts in it); a URL-encoded line
 is decoded (`original` keeps the line as the log has it, `offsets` maps each decoded
-character back to it). `kb.diagnosis.unwrap` builds them; `kb.matching` matches them
+character back to it). `kb.diagnosis.unwrap` builds them; `kb.diagnosis.matching` matches them
 and counts a match only where the rebuilding was needed, with its evidence in the
 log's own terms (`line_at`, `original_span`).
 """

@@ -7,7 +7,7 @@ matched it; a signature that already holds its maximum of hits stops asking. A
 signature whose line veto keeps rejecting its lines (`VETO_FLOOD` of them in one log)
 stops seeing the lines the veto index (`kb.diagnosis.plan.VetoIndex`) says it would
 reject. The reference path feeds every line to everything. Both use the same reader,
-the same `kb.matching.SignatureMatcher` and the same analyzers, so they can differ
+the same `kb.diagnosis.matching.SignatureMatcher` and the same analyzers, so they can differ
 only if the prefilter misses a line, which the tests check on the corpus.
 
 Around the lines themselves, both paths also give: the logical lines rebuilt from
@@ -32,10 +32,10 @@ from kb.diagnosis.compiled import CompiledRules
 from kb.diagnosis.decorations import content_start
 from kb.diagnosis.lines import end_lines
 from kb.diagnosis.logical import Logical
+from kb.diagnosis.matching import SignatureMatcher, SignatureResult
 from kb.diagnosis.plan import plan_for
 from kb.diagnosis.scanner import line_at
 from kb.diagnosis.unwrap import Unwrapper
-from kb.matching import SignatureMatcher, SignatureResult
 
 Progress = Callable[[int, "int | None", str], None]  # (bytes done, bytes total, file)
 Follow = tuple[Analyzer, str, int, bool]  # (analyzer, tap, lines still to give, strip them)

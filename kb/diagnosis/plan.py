@@ -28,10 +28,10 @@ from kb.diagnosis.decorations import (
     without_anchors,
     without_line_anchors,
 )
+from kb.diagnosis.matching import CompiledMatcher, MatcherSpec, anchor_regex
 from kb.diagnosis.reader import MAX_LINE, Block
 from kb.diagnosis.scanner import Pattern, Scanner
-from kb.matching import CompiledMatcher, MatcherSpec, anchor_regex
-from kb.regexlit import literal
+from kb.util.regexlit import literal
 
 
 def prefilter(m: MatcherSpec) -> Pattern:

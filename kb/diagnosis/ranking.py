@@ -1,6 +1,6 @@
 """From fired signatures and analyzer findings to ranked causes with a confidence.
 
-A cause is considered when its rule *fires* (`kb.ruletests.fires`: one stand-alone
+A cause is considered when its rule *fires* (`kb.authoring.ruletests.fires`: one stand-alone
 signature, or two signatures together; analyzer findings count as signatures). Its
 confidence is a noisy-OR of its prior and its evidence:
 
@@ -50,9 +50,9 @@ from kb.diagnosis.healthy import (
     shows_failure,
 )
 from kb.diagnosis.lines import LEVEL_FACTOR, host_of, level_of, rank_of, time_of
+from kb.diagnosis.matching import SignatureResult, SignatureSpec
 from kb.diagnosis.model import CauseResult, Diagnosis, Evidence, Note
 from kb.diagnosis.shapes import GENERIC_WORDS
-from kb.matching import SignatureResult, SignatureSpec
 
 LIKELY = 0.5
 GENERIC_SCALE = 0.85

@@ -11,36 +11,26 @@ replaced. Inputs that cannot be read raise `InputError` with a one-line message.
 
 from __future__ import annotations
 
-import errno
 import gzip
 import io
 import os
 import re
 import stat
 import sys
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from kb.textsafe import ESCAPES_B
+from kb.diagnosis.decoding import as_utf8  # UTF-16/32 logs, after gunzip
+from kb.diagnosis.rawbytes import _BINARY_SAMPLE, _CONTROL, CHUNK, InputError, _os_reason, _read
+from kb.util.textsafe import ESCAPES_B
 
-CHUNK = 1 << 20
 MAX_LINE = 64 * 1024
-_BINARY_SAMPLE = 64 * 1024
 
 # escape sequences (CSI, OSC/DCS/APC strings ended by BEL or ST, charset and two-byte
-# escapes), removed before matching; linear: `kb.textsafe` says why
+# escapes), removed before matching; linear: `kb.util.textsafe` says why
 _ANSI_B = ESCAPES_B
 _CR_B = re.compile(rb"\r+\n")
-# bytes that never occur in text (NUL is left out: truncated logs start with NUL runs)
-_CONTROL = (
-    bytes(range(1, 9)) + bytes([0x0E, 0x0F]) + bytes(range(0x10, 0x1B)) + b"\x1c\x1d\x1e\x1f\x7f"
-)
-
-
-class InputError(Exception):
-    """An input that cannot be diagnosed; the message is one line for the user."""
 
 
 @dataclass
@@ -88,7 +78,6 @@ def open_input(name: str) -> BinaryIO:
             raise
         except OSError as exc:
             raise InputError(f"{name}: {_os_reason(exc)}") from None
-    from kb.diagnosis.decoding import as_utf8  # UTF-16/32 logs, after gunzip
 
     head = _peek(stream, 2)
     if head == b"\x1f\x8b":
@@ -109,16 +98,6 @@ def _peek(stream: BinaryIO, n: int) -> bytes:
     return b""
 
 
-def _os_reason(exc: OSError) -> str:
-    if exc.errno == errno.ENOENT:
-        return "no such file"
-    if exc.errno == errno.EACCES:
-        return "permission denied"
-    if exc.errno == errno.EISDIR:
-        return "is a directory (give the log files in it)"
-    return exc.strerror or str(exc)
-
-
 def _clean(data: bytes) -> bytes:
     if b"\x1b" in data:
         data = _ANSI_B.sub(b"", data)
@@ -134,15 +113,6 @@ def looks_binary(sample: bytes) -> bool:
         return False
     controls = len(text) - len(text.translate(None, _CONTROL))
     return controls > 0.1 * len(text)
-
-
-def _read(stream: BinaryIO, n: int, name: str) -> bytes:
-    try:
-        return stream.read(n)
-    except (OSError, EOFError, zlib.error) as exc:
-        if isinstance(exc, gzip.BadGzipFile | EOFError | zlib.error):
-            raise InputError(f"{name}: damaged gzip data ({exc})") from None
-        raise InputError(f"{name}: {_os_reason(exc)}") from None
 
 
 def blocks(stream: BinaryIO, name: str, chunk: int | None = None) -> Iterator[Block]:
@@ -227,3 +197,22 @@ def tail(block: Block, n: int) -> list[tuple[int, str]]:
 def text_stream(text: str) -> BinaryIO:
     """A pasted text as an input stream."""
     return io.BytesIO(text.encode("utf-8", "surrogatepass"))
+
+
+def file_lines(name: str) -> Iterator[str]:
+    """A log file's lines exactly as the diagnosis numbers them (gzip, UTF-16/32, ANSI
+    codes and CRLF handled by `kb.diagnosis.reader`), for views that show the log next to
+    the diagnosis; input the reader refuses has no lines."""
+    try:
+        stream = open_input(name)
+    except InputError:
+        return
+    try:
+        for block in blocks(stream, name):
+            for _, _, text in iter_lines(block):
+                yield text
+    except InputError:
+        return
+    finally:
+        if name != "-":
+            stream.close()

@@ -1,7 +1,7 @@
 """A diagnosis as text for people: ranked causes, the lines that prove them (the
 matching part marked), the values found, and the fixes with those values filled in.
 Everything that comes from a log (lines, file names, values) goes through
-`kb.textsafe.safe` here, before this module adds its own colours.
+`kb.util.textsafe.safe` here, before this module adds its own colours.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from kb.diagnosis.compiled import CompiledRules
 from kb.diagnosis.model import BASIS_SYMPTOM, CauseResult, Diagnosis, Evidence
 from kb.diagnosis.ranking import LIKELY
 from kb.diagnosis.render_failure import approximate_header, approximate_lines, failure_lines
-from kb.placeholders import fill_text, show_command
-from kb.textsafe import safe, safe_line
+from kb.rules.placeholders import fill_text, show_command
+from kb.util.textsafe import safe, safe_line
 
 SHOWN_WIDTH = 160
 

@@ -16,9 +16,9 @@ _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2
 
 
 def _safe(text: str) -> str:
-    """Log text as one printable line (`kb.textsafe` where present)."""
+    """Log text as one printable line (`kb.util.textsafe` where present)."""
     try:
-        from kb.textsafe import safe_line
+        from kb.util.textsafe import safe_line
     except ImportError:
         return _CONTROLS.sub(" ", text)
     return str(safe_line(text))

@@ -11,7 +11,7 @@ Two levels per block of about 1 MB:
 2. for each pattern that occurred *and* still has a consumer that wants lines (a
    signature with fewer than its maximum hits, an analyzer below its cap), RE2 with
    `never_nl` lists the lines it matches.
-The result is a superset of the lines any matcher could fire on; `kb.matching`
+The result is a superset of the lines any matcher could fire on; `kb.diagnosis.matching`
 confirms each one. The compiled hyperscan database is cached on disk by its patterns.
 """
 
@@ -309,7 +309,7 @@ def _compiles(hyperscan: object, expr: bytes, flag: int) -> bool:
 
 
 def _db_path(key: str) -> object:
-    from kb.paths import cache_dir
+    from kb.util.paths import cache_dir
 
     return cache_dir() / f"scan-{key}.hsdb"
 
@@ -328,7 +328,7 @@ def _load_db(hyperscan: object, key: str) -> tuple[object, list[int]] | None:
 
 
 def _save_db(hyperscan: object, key: str, db: object, kept: list[int]) -> None:
-    from kb.diagnosis.compiled import write_atomic
+    from kb.util.atomicfile import write_atomic
 
     with contextlib.suppress(Exception):
         body = hyperscan.dumpb(db)  # type: ignore[attr-defined]

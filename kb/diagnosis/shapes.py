@@ -1,6 +1,6 @@
 """What a line looks like to a fuzzy matcher: its shape, and the words that anchor it.
 
-`kb.matching` compares a line's *shape* (numbers, hex, addresses and paths masked) with
+`kb.diagnosis.matching` compares a line's *shape* (numbers, hex, addresses and paths masked) with
 a fuzzy text's shape, and only on lines that hold one of the text's *anchor words* (as
 a word); the scanner looks for those words to find the candidate lines. Here are the
 three definitions, kept apart so that lint (a fuzzy text with no anchor word) and the
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from kb.textsafe import ESCAPES
+from kb.util.textsafe import ESCAPES
 
 # words that appear in healthy logs all the time: a signature resting on one is noise
 # (lint warns of it; ranking gives it no weight as evidence)

@@ -1,8 +1,8 @@
 """Signatures and matchers as plain data: what the compiled-rules cache stores and
-`kb.matching` runs, without pydantic (so that `dlperf-help diagnose` starts fast).
+`kb.diagnosis.matching` runs, without pydantic (so that `dlperf-help diagnose` starts fast).
 
-`matcher_spec` and `signature_spec` turn the pydantic models of `kb.schema` (or specs
-already) into these; `kb.matching` re-exports all of it, as its API.
+`matcher_spec` and `signature_spec` turn the pydantic models of `kb.rules.schema` (or specs
+already) into these; `kb.diagnosis.matching` re-exports all of it, as its API.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class MatcherSpec:
 
 @dataclass(frozen=True)
 class SignatureSpec:
-    """One signature, as plain data with the attribute names of `kb.schema.Signature`."""
+    """One signature, as plain data with the attribute names of `kb.rules.schema.Signature`."""
 
     id: str
     matchers: tuple[MatcherSpec, ...]
@@ -120,7 +120,7 @@ CATALOGUE_LEVELS = frozenset({"warn", "error", "fatal", "help"})  # INFO lines d
 
 def catalogue_signatures(messages: Any, causes: Any) -> dict[str, list[SignatureSpec]]:
     """Signatures of their cause for the catalogue's `class: cause` messages (see
-    `kb.catalogue`): one per usable template printed at a failing level whose cause the
+    `kb.rules.catalogue`): one per usable template printed at a failing level whose cause the
     rules define, its id saying where it comes from (the evidence shows it). The
     catalogue fills the rules' gaps, never doubles them: a line that any of the cause's
     own matchers fires on vetoes the catalogue's signature there (`unless`, line scope),

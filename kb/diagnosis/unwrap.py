@@ -6,7 +6,7 @@ issue or an editor is often re-flowed at a word boundary near 80 columns (`(errn
 Address` / `already in use)`); one copied from a URL or a web form arrives encoded
 (`libtorch_cuda.so:%20undefined%20symbol:%20ncclCommRegister`). No single physical line
 holds the phrase a rule looks for, so these are rebuilt and matched as *logical* lines
-(`kb.matching.Logical`), which count only where the rebuilding is needed (a match across
+(`kb.diagnosis.matching.Logical`), which count only where the rebuilding is needed (a match across
 a join, or in decoded text), so that one message never counts twice.
 
 - **Cut mid-word** (the first `UNWRAP_BYTES` of a log): a run of lines of one width W

@@ -24,12 +24,11 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kb.hosts import Target
 from kb.runners.base import CommandResult, Job, OnResult, Unreachable, cancelled_result
+from kb.runners.hosts import Target
 from kb.runners.knownhosts import KnownHosts
 from kb.runners.probes import Needs
 from kb.runners.sshauth import authenticate
@@ -41,8 +40,8 @@ from kb.runners.sshnet import (
     negotiation_error,
     open_socket,
 )
+from kb.runners.sshoptions import SSHOptions
 
-AskSecret = Callable[[str], "str | None"]  # prompt -> answer (None: do not ask / gave up)
 HARD_CUT = KILL_WAIT + 2.0  # seconds after a cancel or the budget before the link is cut
 
 
@@ -53,32 +52,6 @@ def quiet_paramiko() -> None:
     if not os.environ.get("DLPERF_HELP_DEBUG") and not log.handlers:
         log.addHandler(logging.NullHandler())
         log.propagate = False
-
-
-def load_ssh_config(path: Path) -> Callable[[str], dict[str, Any]]:
-    """`Host` lookups in an OpenSSH client config file (aliases, HostName, Port, ...)."""
-    import paramiko
-
-    try:
-        config = paramiko.SSHConfig.from_path(str(path))
-    except OSError as exc:
-        raise OSError(f"{path}: cannot read the SSH config ({exc.strerror})") from exc
-    except Exception as exc:  # paramiko raises ConfigParseError and friends
-        raise ValueError(f"{path}: cannot parse the SSH config ({exc})") from exc
-    return config.lookup
-
-
-@dataclass
-class SSHOptions:
-    """What every connection of a run shares: trust, credentials, limits."""
-
-    known_hosts: Path = field(default_factory=lambda: Path.home() / ".ssh" / "known_hosts")
-    global_known_hosts: Path | None = Path("/etc/ssh/ssh_known_hosts")  # read, never written
-    accept_new_host_keys: bool = False
-    identity_files: list[Path] = field(default_factory=list)  # -i, tried first
-    connect_timeout: float = 10.0
-    ask_secret: AskSecret | None = None  # None: never prompt (BatchMode, --json)
-    use_agent: bool = True
 
 
 class Session:

@@ -8,13 +8,22 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from kb.hosts import Target
 from kb.runners.base import Unreachable
+from kb.runners.hosts import Target
+from kb.runners.sshoptions import SSHOptions
 
-if TYPE_CHECKING:
-    from kb.runners.ssh import Session
+
+class Session(Protocol):
+    """What logging in needs of the run's SSH session (`kb.runners.ssh.Session`)."""
+
+    options: SSHOptions
+
+    def key(self, path: Path) -> Any: ...
+
+    def key_error(self, path: Path) -> str | None: ...
+
 
 DEFAULT_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
 

@@ -15,7 +15,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from kb.diagnosis.compiled import CompiledRules, load_rules  # noqa: E402
+from kb.authoring.checked import load_rules  # noqa: E402
+from kb.diagnosis.compiled import CompiledRules  # noqa: E402
 from kb.diagnosis.engine import diagnose_paths  # noqa: E402
 
 PREFIX = "catalogued: "

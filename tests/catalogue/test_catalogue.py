@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from kb.catalogue import Catalogue, Message, load_catalogue
+from kb.rules.catalogue import Catalogue, Message, load_catalogue
 
 ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"
@@ -31,7 +31,7 @@ def cat() -> Catalogue:
 
 @pytest.fixture(scope="module")
 def cause_ids() -> set[str]:
-    from kb.diagnosis.compiled import load_rules
+    from kb.authoring.checked import load_rules
 
     return set(load_rules().causes)
 
@@ -231,7 +231,7 @@ messages:
 
 
 def test_lint_checks_the_catalogue_beside_the_rules(tmp_path: Path) -> None:
-    from kb.lint_catalogue import check_catalogue_dir
+    from kb.authoring.lint_catalogue import check_catalogue_dir
 
     cat_dir = tmp_path / "catalogue"
     cat_dir.mkdir()
@@ -249,7 +249,7 @@ def test_lint_checks_the_catalogue_beside_the_rules(tmp_path: Path) -> None:
 
 
 def test_the_shipped_catalogue_lints_clean(cause_ids: set[str]) -> None:
-    from kb.lint_catalogue import check_catalogue_dir
+    from kb.authoring.lint_catalogue import check_catalogue_dir
 
     assert list(check_catalogue_dir(ROOT / "catalogue", cause_ids)) == []
 
@@ -257,7 +257,7 @@ def test_the_shipped_catalogue_lints_clean(cause_ids: set[str]) -> None:
 SPEED = """
 import time
 t0 = time.process_time()
-from kb.catalogue import load_catalogue
+from kb.rules.catalogue import load_catalogue
 cat = load_catalogue()
 t1 = time.process_time()
 for line in LINES:
@@ -287,7 +287,7 @@ def test_loading_the_catalogue_is_fast() -> None:
 
 
 def test_catalogued_cause_fires_in_the_diagnosis(tmp_path: Path) -> None:
-    from kb.diagnosis.compiled import load_rules
+    from kb.authoring.checked import load_rules
     from kb.diagnosis.engine import diagnose_paths
 
     log = tmp_path / "job.log"
@@ -305,7 +305,7 @@ def test_catalogued_cause_fires_in_the_diagnosis(tmp_path: Path) -> None:
 
 
 def test_a_catalogue_signature_never_doubles_a_rule() -> None:
-    from kb.diagnosis.compiled import load_rules
+    from kb.authoring.checked import load_rules
 
     rules = load_rules()
     sigs = [s for c in rules.causes.values() for s in c.signatures]

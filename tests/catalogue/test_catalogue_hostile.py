@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from kb.catalogue import CatalogueError, load_catalogue
-from kb.catalogue.loader import MAX_CATALOGUE_BYTES, content_key, parse_library
+from kb.rules.catalogue import CatalogueError, load_catalogue
+from kb.rules.catalogue.loader import MAX_CATALOGUE_BYTES, content_key, parse_library
 
 ROOT = Path(__file__).resolve().parents[2]
 CUDA_LINE = "OSError: libcudart.so.10.1: cannot open shared object file: No such file or directory"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.catalogue import Catalogue, load_catalogue
+from kb.rules.catalogue import Catalogue, load_catalogue
 
 ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re2
 
-from kb.catalogue import compile_template
+from kb.rules.catalogue import compile_template
 
 
 def _matches(template: str, line: str, style: str = "printf") -> bool:

@@ -9,9 +9,9 @@ import shlex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kb.placeholders import fill_command, show_command
-from kb.schema.models import ParamDoc
-from kb.valuekinds import KINDS
+from kb.rules.placeholders import fill_command, show_command
+from kb.rules.schema.models import ParamDoc
+from kb.rules.valuekinds import KINDS
 
 NAMES = ("a", "b", "c")
 SHELLISH = st.sampled_from(list("$`'\"\\;&|<>(){}[]*?!#~=%-+,:./ \n\t\r\x00\x1b") + ["ü", "\u202e"])

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from kb.placeholders import fill_command, names_in
-from kb.schema.models import ParamDoc
-from kb.valuekinds import _CONTROL, KINDS, MAX_TEXT, kind_of
+from kb.rules.placeholders import fill_command, names_in
+from kb.rules.schema.models import ParamDoc
+from kb.rules.valuekinds import _CONTROL, KINDS, MAX_TEXT, kind_of
 from tests.shipped_rules import knowledge
 
 SETPRIV = shutil.which("setpriv")

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kb.secrets import MASK, mask_json
+from kb.util.secrets import MASK, mask_json
 
 
 def dlperf(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -11,9 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kb.placeholders import fill_command
+from kb.rules.placeholders import fill_command
 from kb.runners.local import LocalRunner
-from kb.session import run_check
+from kb.walk.session import run_check
 from tests.shipped_rules import knowledge
 
 
@@ -87,7 +87,7 @@ def test_find_cuda_library_still_reports_a_missing_library_by_its_name(tmp_path:
 
 
 def test_a_refused_value_never_runs_even_through_the_session(tmp_path: Path) -> None:
-    """The TUI runs checks through kb.session.run_check: it refuses too, with a reason."""
+    """The TUI runs checks through kb.walk.session.run_check: it refuses too, with a reason."""
     chk = knowledge().checks["port-listening"][1]
     marker = tmp_path / "P"
     rec = run_check(chk, LocalRunner(), {"port": f"29500;touch {marker};"})

@@ -125,7 +125,7 @@ def sshd_nodes():  # type: ignore[no-untyped-def]
 
 def ssh_runner(cluster: object, node: object) -> object:
     """The project's SSH runner for one sshd test node."""
-    from kb.hosts import Target
+    from kb.runners.hosts import Target
     from kb.runners.ssh import Session, SSHOptions, SSHRunner
 
     options = SSHOptions(

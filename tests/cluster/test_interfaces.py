@@ -7,8 +7,9 @@ from collections.abc import Callable
 
 from cluster_helpers import FIXTURES, NetnsRunner
 
-from kb import ifadvice, survey
-from kb.survey.net import interfaces_fact, parse_ip_addr, parse_net_section
+from kb.cluster import survey
+from kb.cluster.survey.net import interfaces_fact, parse_ip_addr, parse_net_section
+from kb.sysinfo import ifadvice
 
 IP = FIXTURES / "ip"
 

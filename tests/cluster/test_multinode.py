@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from cluster_helpers import FIXTURES, FakeNode, NetnsRunner, ssh_runner
 
-from kb import survey
 from kb.cli.main import main
+from kb.cluster import survey
 from kb.runners.local import LocalRunner
 
 IP = FIXTURES / "ip"

@@ -15,10 +15,18 @@ import pytest
 from cluster_helpers import FIXTURES
 from markdown_it import MarkdownIt
 
-from kb import survey
 from kb.cli.main import main
-from kb.errors import UserError
-from kb.report import CauseBook, build_report, load_file, load_text, table, to_markdown, to_text
+from kb.cluster import survey
+from kb.cluster.report import (
+    CauseBook,
+    build_report,
+    load_file,
+    load_text,
+    table,
+    to_markdown,
+    to_text,
+)
+from kb.util.errors import UserError
 
 H200 = survey.parse_output((FIXTURES / "survey" / "h200-survey-raw.txt").read_text())
 

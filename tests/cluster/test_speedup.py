@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from cluster_helpers import FIXTURES
 
-from kb import speedup
 from kb.cli.main import main
-from kb.errors import UserError
-from kb.speedup import Point
+from kb.cluster import speedup
+from kb.cluster.speedup import Point
+from kb.util.errors import UserError
 
 ROWS = speedup.load_reference()
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from cluster_helpers import FIXTURES, FakeNode
 
-from kb import survey
+from kb.cluster import survey
 from kb.runners.base import CommandResult
 from kb.runners.local import LocalRunner
 
@@ -16,7 +16,7 @@ RAW_H200 = FIXTURES / "survey" / "h200-survey-raw.txt"
 
 
 def test_the_survey_script_recorded_on_the_h200_host_gives_its_facts() -> None:
-    """Real: kb.survey's own script, run on the 2xH200 GPU machine (no `ip` there)."""
+    """Real: kb.cluster.survey's own script, run on the 2xH200 GPU machine (no `ip` there)."""
     doc = survey.parse_output(RAW_H200.read_text())
     f = doc["facts"]
     assert doc["host"] == "vm" and f["hostname"] == "vm"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cluster_helpers import FIXTURES, H200, recorded
 
-from kb.survey import gpu, ib, net, software
+from kb.cluster.survey import gpu, ib, net, software
 
 
 def test_gpu_query_reads_model_count_and_driver_of_the_h200_host() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from cluster_helpers import FIXTURES
 
-from kb import topology
+from kb.sysinfo import topology
 
 TOPO = FIXTURES / "topo"
 

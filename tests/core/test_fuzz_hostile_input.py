@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kb import lint
+from kb.authoring import lint
 from kb.diagnosis import reader
 
 HERE = Path(__file__).parent

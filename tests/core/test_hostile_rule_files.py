@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from kb.diagnosis.compiled import rules_key
-from kb.loader import load
-from kb.rulefiles import MAX_RULE_BYTES
-from kb.yamlsrc import MAX_DEPTH, YamlSyntaxError, load_located
+from kb.rules.loader import load
+from kb.util.rulefiles import MAX_RULE_BYTES
+from kb.util.yamlsrc import MAX_DEPTH, YamlSyntaxError, load_located
 
 HERE = Path(__file__).parent
 CUDA_LINE = "OSError: libcudart.so.10.1: cannot open shared object file: No such file or directory"

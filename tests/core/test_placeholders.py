@@ -7,10 +7,10 @@ import subprocess
 
 import pytest
 
-from kb.placeholder_context import PLAIN, spots
-from kb.placeholders import fill_command, fill_text, names_in, refused, show_command
-from kb.schema.models import ParamDoc
-from kb.valuekinds import KINDS, kind_of, validate_value
+from kb.rules.placeholder_context import PLAIN, spots
+from kb.rules.placeholders import fill_command, fill_text, names_in, refused, show_command
+from kb.rules.schema.models import ParamDoc
+from kb.rules.valuekinds import KINDS, kind_of, validate_value
 
 
 def test_names_are_found_in_order_and_shell_variables_are_left_alone() -> None:

@@ -10,9 +10,9 @@ from functools import cache
 
 from markdown_it import MarkdownIt
 
-from kb import runbook
-from kb.cli.common import load_kb
-from kb.placeholders import show_command
+from kb.authoring.checked import load_kb
+from kb.markdown import runbook
+from kb.rules.placeholders import show_command
 
 
 @cache

@@ -5,14 +5,16 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from kb.paths import rules_dir
-from kb.schema.export import schemas
+from kb.rules.schema.export import schemas
+from kb.util.paths import rules_dir
 
 
 def test_committed_json_schemas_match_the_models() -> None:
     for name, text in schemas().items():
         committed = (rules_dir() / "schema" / name).read_text(encoding="utf-8")
-        assert committed == text, f"rules/schema/{name} is stale: run python -m kb.schema.export"
+        assert committed == text, (
+            f"rules/schema/{name} is stale: run python -m kb.rules.schema.export"
+        )
 
 
 def test_importing_every_engine_module_never_imports_textual() -> None:
@@ -41,3 +43,18 @@ def test_the_cli_parses_without_importing_heavy_libraries() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def test_no_module_of_kb_imports_one_that_imports_it_back() -> None:
+    """No file cycle in the engine (TYPE_CHECKING imports included): the layers contract in
+    pyproject.toml orders the packages; this keeps each package's modules in order too."""
+    import grimp
+
+    graph = grimp.build_graph("kb")
+    cycles = []
+    for module in sorted(graph.modules):
+        for imported in graph.find_modules_directly_imported_by(module):
+            chain = graph.find_shortest_chain(importer=imported, imported=module)
+            if chain:
+                cycles.append(" -> ".join((module, *chain)))
+    assert cycles == []

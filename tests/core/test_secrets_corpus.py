@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.secrets import MASK, mask, mask_json
+from kb.util.secrets import MASK, mask, mask_json
 
 DATA = Path(__file__).parent / "data" / "secrets"
 FIXTURE_RULES = Path(__file__).parents[1] / "diagnosis" / "rules"
@@ -186,8 +186,8 @@ def test_the_rules_runbook_masks_a_token_pasted_into_a_rule_and_nothing_else(
 ) -> None:
     import shutil
 
-    from kb import runbook
-    from kb.loader import load
+    from kb.markdown import runbook
+    from kb.rules.loader import load
 
     rules = tmp_path / "rules"
     shutil.copytree(Path(__file__).parent / "base_rules", rules)

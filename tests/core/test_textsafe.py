@@ -1,4 +1,4 @@
-"""Terminal controls from logs and nodes never reach a terminal (issue 11): `kb.textsafe` for
+"""Terminal controls from logs and nodes never reach a terminal (issue 11): `kb.util.textsafe` for
 each kind of sequence, in linear time, under fuzzing; the reader's own stripping; and the CLI
 (`diagnose`, `report`) on hostile input."""
 
@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kb.diagnosis.reader import blocks, iter_lines, text_stream
-from kb.textsafe import json_dumps, markdown_text, safe, safe_line, strip_escapes
+from kb.util.textsafe import json_dumps, markdown_text, safe, safe_line, strip_escapes
 
 ESC = "\x1b"
 BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"

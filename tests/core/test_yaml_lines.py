@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kb.yamlsrc import YamlSyntaxError, load_located
+from kb.util.yamlsrc import YamlSyntaxError, load_located
 
 DOC = """id: x
 signatures:

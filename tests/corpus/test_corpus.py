@@ -87,7 +87,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def rules() -> Any:
-    from kb.diagnosis.compiled import load_rules
+    from kb.authoring.checked import load_rules
 
     return load_rules()
 

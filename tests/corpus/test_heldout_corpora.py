@@ -35,7 +35,7 @@ HEALTHY = [
 
 @pytest.fixture(scope="module")
 def rules() -> Any:
-    from kb.diagnosis.compiled import load_rules
+    from kb.authoring.checked import load_rules
 
     return load_rules()
 

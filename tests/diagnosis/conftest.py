@@ -59,7 +59,7 @@ def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.fixture(scope="session")
 def rules(private_cache: Path):  # type: ignore[no-untyped-def]
     """The fixture rules, compiled."""
-    from kb.diagnosis.compiled import load_rules
+    from kb.authoring.checked import load_rules
 
     return load_rules(FIXTURE_RULES)
 
@@ -67,7 +67,7 @@ def rules(private_cache: Path):  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="session")
 def shipped(private_cache: Path):  # type: ignore[no-untyped-def]
     """The shipped rules, compiled."""
-    from kb.diagnosis.compiled import load_rules
+    from kb.authoring.checked import load_rules
 
     return load_rules(SHIPPED_RULES)
 

@@ -159,7 +159,7 @@ def test_a_topology_with_sys_links_is_slow(rules) -> None:
 
 
 def test_dlperfs_nvlink_cube_mesh_with_sys_pairs_is_not_slow(rules) -> None:
-    from kb.topology import DLPERF_TOPOLOGY
+    from kb.sysinfo.topology import DLPERF_TOPOLOGY
 
     diag = diagnose_text(rules, DLPERF_TOPOLOGY)
     assert diag.causes == []

@@ -293,9 +293,9 @@ def test_file_lines_numbers_a_utf16_log_as_the_diagnosis_does(shipped, tmp_path:
     text = NCCL_LOG.read_text(encoding="utf-8").replace("\n", "\r\n")
     path = tmp_path / "out.log"
     path.write_bytes(codecs.BOM_UTF16_LE + text.encode("utf-16-le"))
-    lines = list(decoding.file_lines(str(path)))
+    lines = list(reader.file_lines(str(path)))
     ev = diagnose_paths(shipped, [path]).causes[0].evidence[0]
     assert lines[ev.line - 1] == ev.text
     assert lines == NCCL_LOG.read_text(encoding="utf-8").splitlines()
     (tmp_path / "bin.dat").write_bytes(random.Random(3).randbytes(5000))
-    assert list(decoding.file_lines(str(tmp_path / "bin.dat"))) == []
+    assert list(reader.file_lines(str(tmp_path / "bin.dat"))) == []

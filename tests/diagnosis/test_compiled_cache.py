@@ -6,8 +6,9 @@ import os
 import shutil
 from pathlib import Path
 
+from kb.authoring.checked import load_rules
 from kb.diagnosis import compiled
-from kb.diagnosis.compiled import CompiledRules, load_cached, load_rules, rules_key
+from kb.diagnosis.compiled import CompiledRules, load_cached, rules_key
 
 from .conftest import FIXTURE_RULES
 

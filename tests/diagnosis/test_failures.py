@@ -253,7 +253,7 @@ def test_cli_exits_1_with_the_failure_in_json_and_plain_words(cli: Any, tmp_path
 def test_a_catalogued_failure_message_is_a_failure(shipped: Any) -> None:
     """A catalogue message of class `symptom` that no rule matches: its symptom word
     (`abort`) is one a failure symptom stands for (process-crash)."""
-    catalogue = pytest.importorskip("kb.catalogue").load_catalogue()
+    catalogue = pytest.importorskip("kb.rules.catalogue").load_catalogue()
     line = "gpu01:3301:3310 [0] init.cc:2011 NCCL WARN Comm 0x55d0 is in abort state"
     found = [m for m in catalogue.match(line) if m.class_ == "symptom"]
     if not found or found[0].symptom != "abort":

@@ -17,8 +17,8 @@ import pytest
 
 from kb.diagnosis import pipeline, reader
 from kb.diagnosis.engine import diagnose_paths
+from kb.diagnosis.matching import CompiledMatcher, MatcherSpec
 from kb.diagnosis.pipeline import VETO_FLOOD, Session
-from kb.matching import CompiledMatcher, MatcherSpec
 
 SERVER = "Nov 29 10:00:{s:02d} gw sshd[{pid}]: error: kex_exchange_identification: Connection closed by remote host"
 CLIENT = "kex_exchange_identification: Connection closed by remote host"

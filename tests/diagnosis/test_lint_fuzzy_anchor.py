@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kb.matching import anchors_of
+from kb.diagnosis.matching import anchors_of
 
 HERE = Path(__file__).parent
 CASE = HERE / "lint" / "fuzzy-no-anchor"

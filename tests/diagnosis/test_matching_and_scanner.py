@@ -1,4 +1,4 @@
-"""The one definition of matching (kb.matching) and the prefilter in front of it
+"""The one definition of matching (kb.diagnosis.matching) and the prefilter in front of it
 (kb.diagnosis.scanner): the prefilter must never lose a line a matcher would fire on,
 with hyperscan or without it."""
 
@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from kb.diagnosis.plan import prefilter
-from kb.diagnosis.reader import Block
-from kb.diagnosis.scanner import Pattern, Scanner
-from kb.matching import (
+from kb.diagnosis.matching import (
     CompiledMatcher,
     MatcherSpec,
     SignatureMatcher,
@@ -18,7 +15,10 @@ from kb.matching import (
     run_signatures,
     signature_spec,
 )
-from kb.regexlit import literal
+from kb.diagnosis.plan import prefilter
+from kb.diagnosis.reader import Block
+from kb.diagnosis.scanner import Pattern, Scanner
+from kb.util.regexlit import literal
 
 LINES = [
     "plain line",
@@ -119,7 +119,7 @@ def test_fuzzy_verdicts_are_shared_by_lines_that_differ_in_numbers() -> None:
 
 
 def test_pydantic_signatures_and_specs_behave_the_same() -> None:
-    from kb.schema.models import Signature
+    from kb.rules.schema.models import Signature
 
     sig = Signature.model_validate(
         {

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from kb.diagnosis.compiled import load_rules
+from kb.authoring.checked import load_rules
 from kb.diagnosis.engine import diagnose_paths, diagnose_text
-from kb.matching import SignatureMatcher, run_signatures
-from kb.schema.models import Signature
+from kb.diagnosis.matching import SignatureMatcher, run_signatures
+from kb.rules.schema.models import Signature
 
 from .conftest import DATA_CORPUS, HELDOUT
 

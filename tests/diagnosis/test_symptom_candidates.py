@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from kb.authoring.checked import load_rules
 from kb.diagnosis.candidates import SYMPTOM_MAX, TRAITS
-from kb.diagnosis.compiled import load_rules
 from kb.diagnosis.engine import diagnose_paths, diagnose_text
 from kb.diagnosis.model import BASIS_SYMPTOM
 from kb.diagnosis.ranking import LIKELY

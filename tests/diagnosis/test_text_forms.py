@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from kb.diagnosis.engine import diagnose_text
+from kb.diagnosis.matching import run_signatures
 from kb.diagnosis.unwrap import WORD_WRAP_BYTES, logical_lines
-from kb.matching import run_signatures
-from kb.schema.models import Signature
+from kb.rules.schema.models import Signature
 
 from .conftest import ROOT, agreed
 

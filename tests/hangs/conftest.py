@@ -62,7 +62,7 @@ def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture(scope="session")
 def shipped(private_cache: Path) -> Any:
-    from kb.diagnosis.compiled import load_rules
+    from kb.authoring.checked import load_rules
 
     return load_rules(RULES)
 

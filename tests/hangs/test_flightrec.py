@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kb.hangs import flightrec
+from kb.diagnosis.hangs import flightrec
 
 
 def _statements(folder: Path) -> list[str]:

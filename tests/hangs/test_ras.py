@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kb.hangs import ras
+from kb.diagnosis.hangs import ras
 
 HERE = Path(__file__).resolve().parent
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.cli.common import load_kb
+from kb.authoring.checked import load_kb
 from tests.tui.driving import paste, shows, until_screen
 
 ROOT = Path(__file__).resolve().parents[2]

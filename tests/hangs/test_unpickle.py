@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.hangs.unpickle import RefusedPickle, loads_plain
+from kb.diagnosis.hangs.unpickle import RefusedPickle, loads_plain
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpora" / "hangs"
 

@@ -11,8 +11,8 @@ from functools import cache
 
 import pytest
 
-from kb import runbook
-from kb.cli.common import load_kb
+from kb.authoring.checked import load_kb
+from kb.markdown import runbook
 
 SEED_ITEMS = {
     "S1 pin the model-repo commit": ["精确到commit", "commit"],

@@ -9,9 +9,9 @@ from functools import cache
 
 import pytest
 
-from kb import lint, ruletests
-from kb.knowledge import KnowledgeBase
-from kb.paths import rules_dir
+from kb.authoring import lint, ruletests
+from kb.rules.knowledge import KnowledgeBase
+from kb.util.paths import rules_dir
 
 REQUIRED = """
 nccl-wrong-interface nccl-missing-or-mismatch nccl-shm-too-small nccl-p2p-failure

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from kb import loader
-from kb.checkeval import CheckOutcome, evaluate
-from kb.knowledge import KnowledgeBase
-from kb.paths import rules_dir
-from kb.placeholders import fill_command
-from kb.schema.models import Check
+from kb.checks.evaluate import CheckOutcome, evaluate
+from kb.rules import loader
+from kb.rules.knowledge import KnowledgeBase
+from kb.rules.placeholders import fill_command
+from kb.rules.schema.models import Check
+from kb.util.paths import rules_dir
 
 _HERE = Path(__file__).resolve()
 # recorded outputs of a real 2xH200 host (tests/shared: a copy of the project's shared ones)

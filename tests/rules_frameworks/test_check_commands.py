@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from kb.checkeval import CheckOutcome, evaluate
-from kb.knowledge import KnowledgeBase
-from kb.schema.models import Check
+from kb.checks.evaluate import CheckOutcome, evaluate
+from kb.rules.knowledge import KnowledgeBase
+from kb.rules.schema.models import Check
 
 RunCheck = Callable[..., CheckOutcome]
 Recorded = Callable[[str], str]
@@ -204,7 +204,7 @@ def test_the_fix_for_the_strategy_yaml_produces_a_config_the_check_accepts(
 ) -> None:
     cfg = tmp_path / "multi_node_gpu.yaml"
     cfg.write_text("runtime:\n  distribution_strategy: 'mirrored'\n  num_gpus: 8\n")
-    from kb.placeholders import fill_command
+    from kb.rules.placeholders import fill_command
 
     sed = rules.fixes["set-tf-distribution-strategy"].commands[1].run
     subprocess.run(["/bin/sh", "-c", fill_command(sed, {"config_file": str(cfg)})], check=True)

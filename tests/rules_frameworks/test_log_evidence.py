@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from kb.diagnosis.engine import diagnose_paths, diagnose_text
-from kb.knowledge import KnowledgeBase
-from kb.matching import run_signatures
+from kb.diagnosis.matching import run_signatures
+from kb.rules.knowledge import KnowledgeBase
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.checkeval import CheckOutcome
+from kb.checks.evaluate import CheckOutcome
 
 RunCheck = Callable[..., CheckOutcome]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from kb.knowledge import KnowledgeBase
-from kb.schema.models import text_of
+from kb.rules.knowledge import KnowledgeBase
+from kb.rules.schema.models import text_of
 
 # seed item -> (node id, a phrase of the seed that its zh text or a command must carry)
 SEED_PHRASES = [

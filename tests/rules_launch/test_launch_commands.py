@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from kb.paths import rules_dir
-from kb.placeholders import fill_command, names_in
-from kb.schema.models import ParamDoc
+from kb.rules.placeholders import fill_command, names_in
+from kb.rules.schema.models import ParamDoc
+from kb.util.paths import rules_dir
 from tests.shipped_rules import knowledge
 
 AREAS = ("ssh", "mpi", "docker", "horovod")

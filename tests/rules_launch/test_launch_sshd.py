@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from kb import loader
-from kb.checkeval import evaluate
+from kb.checks.evaluate import evaluate
 from kb.diagnosis.engine import diagnose_text
-from kb.paths import rules_dir
-from kb.placeholders import fill_command
-from kb.schema.models import Check
+from kb.rules import loader
+from kb.rules.placeholders import fill_command
+from kb.rules.schema.models import Check
+from kb.util.paths import rules_dir
 from tests.shipped_rules import knowledge
 
 pytestmark = pytest.mark.ssh

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from kb import lint
-from kb.checkeval import evaluate
-from kb.knowledge import KnowledgeBase
-from kb.paths import rules_dir
-from kb.schema.models import Check
+from kb.authoring import lint
+from kb.checks.evaluate import evaluate
+from kb.rules.knowledge import KnowledgeBase
+from kb.rules.schema.models import Check
+from kb.util.paths import rules_dir
 
 FIXTURES = Path(__file__).resolve().parents[1] / "shared" / "fixtures" / "h200-x2"
 
@@ -184,7 +184,7 @@ def test_one_active_port_among_unused_ones_passes_and_no_active_port_fails() -> 
 
 def signature_params(cause_id: str, signature_id: str, line: str) -> dict[str, str] | None:
     """The values one signature extracts from one line, or None when it does not fire."""
-    from kb.matching import run_signatures
+    from kb.diagnosis.matching import run_signatures
 
     sig = next(s for s in knowledge().causes[cause_id].signatures if s.id == signature_id)
     results = run_signatures([sig], [line])

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from kb.cli.common import load_kb
+from kb.authoring.checked import load_kb
 from kb.diagnosis.engine import diagnose_paths
 
 FAMILIES = Path(__file__).resolve().parent / "families"

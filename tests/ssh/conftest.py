@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from ssh_helpers import RULES
 from sshd_nodes import Cluster, have_sshd
 
-from kb.knowledge import KnowledgeBase
+from kb.rules.knowledge import KnowledgeBase
 
 
 @pytest.fixture
@@ -41,6 +41,6 @@ def make_cluster(tmp_path: Path) -> Iterator[Callable[[int], Cluster]]:
 
 @pytest.fixture(scope="session")
 def rules() -> KnowledgeBase:
-    from kb.cli.common import load_kb
+    from kb.authoring.checked import load_kb
 
     return load_kb(RULES)

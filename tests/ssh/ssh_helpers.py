@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from sshd_nodes import TOOL_PATH, Cluster, Node, have_sshd
 
-from kb.checkrun import CheckResult, Event, RunOptions, RunReport, plan, run_checks, ssh_runners
-from kb.hosts import Target, parse_host, targets
-from kb.knowledge import KnowledgeBase
+from kb.checks import CheckResult, Event, RunOptions, RunReport, plan, run_checks, ssh_runners
+from kb.rules.knowledge import KnowledgeBase
+from kb.runners.hosts import Target, parse_host, targets
 from kb.runners.ssh import SSHOptions
 
 RULES = Path(__file__).parent / "rules"

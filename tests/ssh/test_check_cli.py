@@ -54,7 +54,9 @@ def test_node_survey_on_one_host_with_the_shipped_rules_returns_results(
     assert host["checks"] and all(
         c["status"] in ("pass", "fail", "unavailable", "error") for c in host["checks"]
     )
-    assert host["facts"]["hostname"] == node.name  # kb.survey ran through the same connection
+    assert (
+        host["facts"]["hostname"] == node.name
+    )  # kb.cluster.survey ran through the same connection
 
 
 def test_hostfile_with_ssh_config_aliases_gives_one_entry_per_host_and_the_matrix(

@@ -1,4 +1,4 @@
-"""The one-search shortcut of `kb.checkeval` gives exactly the line-by-line answer.
+"""The one-search shortcut of `kb.checks.evaluate` gives exactly the line-by-line answer.
 
 Checks' `any_line_matches`, `no_line_matches` and `extract` are defined line by line;
 `checkeval` first searches the whole output once and skips the per-line loop when that
@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from kb.checkeval import _Lines
-from kb.cli.common import load_kb
-from kb.re2syntax import compile_re2
-from kb.schema.models import Expect
+from kb.authoring.checked import load_kb
+from kb.checks.evaluate import _Lines
+from kb.rules.schema.models import Expect
+from kb.util.re2syntax import compile_re2
 
 REPO = Path(__file__).resolve().parents[2]
 RECORDED = sorted(

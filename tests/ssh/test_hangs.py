@@ -23,11 +23,11 @@ import pytest
 from ssh_helpers import REPO, node_targets
 from sshd_nodes import Cluster, Node
 
-from kb.checkrun import RunOptions, RunReport, plan, run_checks, ssh_runners
-from kb.cli.common import load_kb
-from kb.knowledge import KnowledgeBase
+from kb.authoring.checked import load_kb
+from kb.checks import RunOptions, RunReport, plan, run_checks, ssh_runners
+from kb.cluster.survey import collect
+from kb.rules.knowledge import KnowledgeBase
 from kb.runners.ssh import SSHOptions, SSHRunner
-from kb.survey import collect
 
 pytestmark = pytest.mark.ssh
 MakeCluster = Callable[[int], Cluster]
@@ -376,7 +376,7 @@ def test_a_malformed_from_diagnosis_file_is_one_line_naming_it(
 def test_cancel_while_connecting_is_a_cancel_not_a_fault_of_the_node(
     mute_port: int, hang_rules: KnowledgeBase, tmp_path: Path
 ) -> None:
-    from kb.hosts import parse_host, targets
+    from kb.runners.hosts import parse_host, targets
 
     make, session = ssh_runners(
         SSHOptions(known_hosts=tmp_path / "kh", connect_timeout=30, use_agent=False)

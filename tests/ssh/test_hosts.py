@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kb.errors import UserError
-from kb.hosts import load_config, parse_host, parse_hostfile, parse_slots_list, targets
+from kb.runners.hosts import load_config, parse_host, parse_hostfile, parse_slots_list, targets
+from kb.util.errors import UserError
 
 
 def test_host_with_user_and_port_keeps_the_users_words_as_label() -> None:

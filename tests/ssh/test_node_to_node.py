@@ -8,14 +8,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from kb.checks.plan import for_checks
+from kb.checks.render import event_line, summary
 from ssh_helpers import by_id, logins_settled, node_targets, ping_state, run_on
 from sshd_nodes import Cluster, free_port
 
-from kb.checkrun import CheckEvent, HostEvent, PairEvent, RunOptions, run_checks, ssh_runners
-from kb.checkrun.plan import for_checks
-from kb.checkrun.render import event_line, summary
-from kb.hosts import load_config, parse_host, targets
-from kb.knowledge import KnowledgeBase
+from kb.checks import CheckEvent, HostEvent, PairEvent, RunOptions, run_checks, ssh_runners
+from kb.rules.knowledge import KnowledgeBase
+from kb.runners.hosts import load_config, parse_host, targets
 from kb.runners.ssh import SSHOptions
 
 pytestmark = pytest.mark.ssh

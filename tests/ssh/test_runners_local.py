@@ -131,7 +131,7 @@ def test_paramiko_is_imported_only_by_the_ssh_runner_and_only_when_connecting() 
         if re.search(r"^\s*(import paramiko|from paramiko)", p.read_text(), re.M)
     )
     assert importers == ["runners/ssh.py", "runners/sshauth.py", "runners/sshexec.py"]
-    code = "import sys, kb.checkrun, kb.hosts, kb.runners.ssh, kb.cli.check; print(sorted(m for m in sys.modules if m.startswith('paramiko')))"
+    code = "import sys, kb.checks, kb.runners.hosts, kb.runners.ssh, kb.cli.check; print(sorted(m for m in sys.modules if m.startswith('paramiko')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -140,9 +140,9 @@ def _local_run(
     tmp_path: Path, checks: list[str], smi: str, **options: float
 ) -> tuple[dict[str, tuple[str, str]], float]:
     """Checks of the hang test rules on this machine, with a fake nvidia-smi first on PATH."""
-    from kb.checkrun import RunOptions, plan, run_checks
-    from kb.cli.common import load_kb
-    from kb.hosts import Target
+    from kb.authoring.checked import load_kb
+    from kb.checks import RunOptions, plan, run_checks
+    from kb.runners.hosts import Target
 
     fake = tmp_path / "bin"
     fake.mkdir()

@@ -11,9 +11,9 @@ import pytest
 from ssh_helpers import by_id, cli, run_on
 from sshd_nodes import Cluster, keygen
 
-from kb.checkrun import RunOptions
-from kb.knowledge import KnowledgeBase
-from kb.matching import run_signatures
+from kb.checks import RunOptions
+from kb.diagnosis.matching import run_signatures
+from kb.rules.knowledge import KnowledgeBase
 from kb.runners.ssh import SSHOptions
 
 pytestmark = pytest.mark.ssh

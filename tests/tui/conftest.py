@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kb.cli.common import load_kb
-from kb.knowledge import KnowledgeBase
+from kb.authoring.checked import load_kb
+from kb.rules.knowledge import KnowledgeBase
 from tests.tui.common import RULES
 
 

@@ -10,7 +10,7 @@ from tests.tui.common import RULES
 
 def test_the_walk_session_and_runbook_modules_never_import_textual():
     code = (
-        "import sys, kb.walk, kb.session, kb.session_runbook, kb.secrets, dlperf_tui.jobs, "
+        "import sys, kb.walk.engine, kb.walk.session, kb.markdown.session_runbook, kb.util.secrets, dlperf_tui.jobs, "
         "dlperf_tui.hosts, dlperf_tui.markdown; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))"
     )
@@ -58,7 +58,7 @@ def test_a_missing_log_is_a_one_line_error_before_the_screen_opens(tmp_path):
     import pytest
 
     from dlperf_tui.app import run_app
-    from kb.errors import UserError
+    from kb.util.errors import UserError
 
     with pytest.raises(UserError, match="no such file"):
         run_app(log=tmp_path / "missing.log")

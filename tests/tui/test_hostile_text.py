@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from kb import lint
-from kb.knowledge import KnowledgeBase
+from kb.authoring import lint
+from kb.rules.knowledge import KnowledgeBase
 from tests.tui.common import RULES
 from tests.tui.driving import paste, screen_text, shows, until, until_screen
 

@@ -10,9 +10,9 @@ import pytest
 
 from dlperf_tui.hosts import ALL, LOCAL, Hosts
 from dlperf_tui.screens.cluster import short_headers
-from kb.errors import UserError
-from kb.knowledge import KnowledgeBase
-from kb.session import CheckRecord, combine
+from kb.rules.knowledge import KnowledgeBase
+from kb.util.errors import UserError
+from kb.walk.session import CheckRecord, combine
 from tests.tui.driving import export, screen_text, shows, until, until_screen
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "ssh"))

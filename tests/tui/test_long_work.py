@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from dlperf_tui import jobs
-from kb.knowledge import KnowledgeBase
+from kb.rules.knowledge import KnowledgeBase
 from tests.tui.common import LOG
 from tests.tui.driving import paste, screen_text, shows, until, until_screen
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kb.secrets import MASK, has_secret, mask
+from kb.util.secrets import MASK, has_secret, mask
 
 PEM = (
     "-----BEGIN OPENSSH PRIVATE KEY-----\n"
@@ -86,9 +86,9 @@ def test_ordinary_lines_are_left_alone(line: str):
 def test_the_session_runbook_masks_the_new_forms_in_the_log_excerpt(kb):  # type: ignore[no-untyped-def]
     """A runbook quotes the log around the evidence: a key body whose BEGIN line is out of
     the excerpt, a URL password holding '@' and '/', `mysql -p` and a signed URL are masked."""
-    from kb import session_runbook
     from kb.diagnosis.engine import diagnose_text
-    from kb.session import Session
+    from kb.markdown import session_runbook
+    from kb.walk.session import Session
     from tests.tui.common import LOG
 
     body = PEM.splitlines()[1:]  # without its BEGIN line

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from kb.diagnosis.engine import diagnose_text
-from kb.knowledge import KnowledgeBase
+from kb.rules.knowledge import KnowledgeBase
+from kb.rules.schema.models import Check, Expect
 from kb.runners.local import LocalRunner
-from kb.schema.models import Check, Expect
-from kb.session import Session, check_from_paste, missing_params, run_check
+from kb.walk.session import Session, check_from_paste, missing_params, run_check
 from tests.tui.common import IP_ADDR_WITH_DOCKER, LOG
 
 ERROR = "[2026-11-29 19:54:45] vm:851:851 [0] bootstrap.cc:114 NCCL WARN Bootstrap : no socket interface found"

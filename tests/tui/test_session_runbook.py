@@ -6,10 +6,10 @@ import re
 
 from markdown_it import MarkdownIt
 
-from kb import session_runbook
 from kb.diagnosis.engine import diagnose_text
-from kb.knowledge import KnowledgeBase
-from kb.session import Session, check_from_paste
+from kb.markdown import session_runbook
+from kb.rules.knowledge import KnowledgeBase
+from kb.walk.session import Session, check_from_paste
 from tests.tui.common import IP_ADDR_PHYSICAL_ONLY, IP_ADDR_WITH_DOCKER, LOG
 
 TOKEN = "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH"

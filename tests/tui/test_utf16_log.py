@@ -12,9 +12,9 @@ import pytest
 from textual.widgets import TextArea
 
 from kb.diagnosis.engine import diagnose_paths
-from kb.knowledge import KnowledgeBase
-from kb.session import Session
-from kb.session_runbook import render
+from kb.markdown.session_runbook import render
+from kb.rules.knowledge import KnowledgeBase
+from kb.walk.session import Session
 from tests.tui.common import LOG
 from tests.tui.driving import shows, until, until_screen
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from kb.diagnosis.engine import diagnose_paths
-from kb.knowledge import KnowledgeBase
-from kb.session import CheckRecord
-from kb.walk import OTHER_ODDS, Walk, WalkError
+from kb.rules.knowledge import KnowledgeBase
+from kb.walk.engine import OTHER_ODDS, Walk, WalkError
+from kb.walk.session import CheckRecord
 from tests.tui.common import LOG
 
 

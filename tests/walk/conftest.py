@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from kb import loader
-from kb.knowledge import KnowledgeBase
-from kb.paths import rules_dir
+from kb.rules import loader
+from kb.rules.knowledge import KnowledgeBase
+from kb.util.paths import rules_dir
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kb.batchwalk import BatchEnd, run_batch
+from kb.checks.recorded import RecordedNode
 from kb.diagnosis.engine import diagnose_paths
-from kb.knowledge import KnowledgeBase
-from kb.recorded import RecordedNode
-from kb.walk import Walk
+from kb.rules.knowledge import KnowledgeBase
+from kb.walk.batch import BatchEnd, run_batch
+from kb.walk.engine import Walk
 
 DATA = Path(__file__).parent / "data"
 LOGS = Path(__file__).parents[1] / "data" / "logs"

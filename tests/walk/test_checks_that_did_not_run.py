@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from kb.checkeval import evaluate
-from kb.checkrun import pairs
+from kb.checks import pairs
+from kb.checks.evaluate import evaluate
 from kb.cli.main import main
-from kb.knowledge import KnowledgeBase
-from kb.placeholders import fill_command
-from kb.schema.models import Check
-from kb.session import CheckRecord
-from kb.walk import Walk
+from kb.rules.knowledge import KnowledgeBase
+from kb.rules.placeholders import fill_command
+from kb.rules.schema.models import Check
+from kb.walk.engine import Walk
+from kb.walk.session import CheckRecord
 
 
 def sh(command: str, path: str | None = None) -> tuple[str, str, int]:

@@ -1,7 +1,7 @@
 """Evidence weighs what it is worth: the issue's walks, on real logs and a recorded node.
 
 The node is the 2×H200 host the logs came from (`data/`: its real `ip` outputs); a
-check runs for real through `kb.recorded.RecordedNode`, its own command and conditions.
+check runs for real through `kb.checks.recorded.RecordedNode`, its own command and conditions.
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from kb.checks.recorded import RecordedNode
 from kb.diagnosis.engine import diagnose_paths
-from kb.knowledge import KnowledgeBase
-from kb.recorded import RecordedNode
-from kb.session import run_check
-from kb.walk import Walk
+from kb.rules.knowledge import KnowledgeBase
+from kb.walk.engine import Walk
+from kb.walk.session import run_check
 from tests.walk.conftest import DATA, LOGS
 
 IFNAME_LOG = LOGS / "h200-nccl-socket-ifname-missing.log"
@@ -115,7 +115,7 @@ def test_a_check_that_cannot_tell_counts_for_less_when_steps_are_ranked(
 def test_verifying_the_socket_ifname_fix_rechecks_the_chosen_nic_on_the_node(
     kb: KnowledgeBase, h200: RecordedNode
 ) -> None:
-    from kb.session import Session
+    from kb.walk.session import Session
 
     session = Session(kb)
     session.diagnosis = diagnose_paths(kb, [IFNAME_LOG])
@@ -133,8 +133,8 @@ def test_verifying_the_socket_ifname_fix_rechecks_the_chosen_nic_on_the_node(
 def test_an_export_is_never_reported_as_applied_by_a_shell_of_its_own(kb: KnowledgeBase) -> None:
     import subprocess
 
-    from kb.checkrun import plan
-    from kb.placeholders import fill_command
+    from kb.checks import plan
+    from kb.rules.placeholders import fill_command
 
     tasks = plan.for_fix(kb, "set-nccl-socket-ifname")
     first = tasks[0]
@@ -147,8 +147,8 @@ def test_an_export_is_never_reported_as_applied_by_a_shell_of_its_own(kb: Knowle
 
 
 def test_the_survey_hands_the_ssh_port_only_to_the_ssh_checks(kb: KnowledgeBase) -> None:
-    from kb.checkrun import plan
-    from kb.placeholders import names_in
+    from kb.checks import plan
+    from kb.rules.placeholders import names_in
 
     with_port = {t.id for t in plan.survey(kb) if "port" in names_in(t.template)}
     assert "port-listening" not in with_port  # it said `held by sshd` on every node

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from kb.knowledge import KnowledgeBase
+from kb.rules.knowledge import KnowledgeBase
 from tests.walk.scenarios import SCENARIOS, Scenario, play, states
 
 

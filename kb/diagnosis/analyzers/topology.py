@@ -1,6 +1,6 @@
 """A pasted `nvidia-smi topo -m` (or `topo -p2p`) matrix, judged.
 
-The link matrix is read and judged by `kb.topology` (the cluster doctor's parser):
+The link matrix is read and judged by `kb.sysinfo.topology` (the cluster doctor's parser):
 GPU groups joined only through SYS/NODE/PHB make intra-node collectives slow
 (gpu-topology-slow); GPUs with no NIC nearby cannot use GPUDirect RDMA (supporting
 evidence, and a note). A `topo -p2p` matrix is read here: a cell other than OK means
@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from kb import topology as topo_mod
 from kb.diagnosis.analyzers.base import Analyzer, Facts, Finding, Report, Tap
 from kb.diagnosis.model import Evidence, Note
+from kb.sysinfo import topology as topo_mod
 
 _DEVICE = re.compile(r"^(?:GPU\d+|NIC\d+|mlx\d*_\d+)$")
 P2P_CELLS = {"OK", "CNS", "GNS", "TNS", "NS", "U"}

@@ -1,0 +1,48 @@
+"""The rule set as the commands use it: linted first, so a broken rule is one line naming
+it; compiled and cached for `diagnose`, whose start must not pay for pydantic and lint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kb.diagnosis import compiled as compiled_mod
+from kb.diagnosis.compiled import CompiledRules
+from kb.util.errors import UserError
+
+if TYPE_CHECKING:  # the cached path must not load pydantic
+    from kb.rules.knowledge import KnowledgeBase
+
+
+def load_kb(root: Path | None = None) -> KnowledgeBase:
+    """The shipped (or --rules) knowledge base; a broken rule set is a one-line error."""
+    from kb.authoring import lint
+    from kb.util import paths
+
+    root = root or paths.rules_dir()
+    kb, issues = lint.lint(root)
+    errors = [i for i in issues if i.severity == "error"]
+    if errors:
+        raise UserError(
+            f"the rules have {len(errors)} error(s), first: {errors[0]} "
+            f"(run: dlperf-help rules lint {root})"
+        )
+    return kb
+
+
+def load_rules(root: Path | None = None) -> CompiledRules:
+    """The compiled rules: from the cache, or loaded, linted, compiled and cached.
+
+    Raises `kb.util.errors.UserError` when the rules have errors (as `load_kb`).
+    """
+    from kb.util.paths import rules_dir
+
+    root = root or rules_dir()
+    if not root.is_dir():
+        raise UserError(f"rules directory not found: {root}")
+    cached = compiled_mod.load_cached(root)
+    if cached is not None:
+        return cached
+    compiled = compiled_mod.from_kb(load_kb(root), compiled_mod.rules_key(root))
+    compiled_mod.save(compiled)
+    return compiled

@@ -1,0 +1,122 @@
+"""The walk without a person: the same `Walk`, driven by given answers and recorded checks.
+
+Why: on a cluster, or in a script, nobody presses keys. The walk takes the best step it
+can take by itself (an answer given up front, a check result from `check --json`, a
+read-only check run against a node's recorded survey) and stops where a person is
+needed, saying which step that is. It ends `settled`, `likely`, `unknown` or `needs`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from kb.rules.schema.models import text_of
+from kb.runners.base import Runner
+from kb.walk.engine import Conclusion, Step, Walk, WalkError
+from kb.walk.session import CheckRecord, combine, missing_params, run_check
+
+MAX_STEPS = 100
+
+
+@dataclass
+class BatchEnd:
+    """Where a batch walk stopped, and why."""
+
+    end: str  # settled | chosen | likely | unknown | needs
+    conclusion: Conclusion | None
+    next_step: Step | None = None
+    needs: str = ""  # what a person must do to go on
+    problems: list[str] = field(default_factory=list)  # given answers that did not apply
+
+
+def answer_record(walk: Walk, check_id: str, status: str) -> CheckRecord:
+    """A check the user ran and judged themselves (`--answer CHECK=pass`)."""
+    step = walk.step(check_id, "check")
+    if status not in ("pass", "fail", "unavailable", "error"):
+        raise WalkError(
+            f"check '{check_id}' takes pass, fail, unavailable or error, not '{status}'"
+        )
+    return CheckRecord(check_id, step.title, "", "answered", "", status)
+
+
+def run_batch(
+    walk: Walk,
+    answers: Mapping[str, str] | None = None,
+    records: Mapping[str, Sequence[CheckRecord]] | None = None,
+    nodes: Sequence[Runner] = (),
+) -> BatchEnd:
+    """Walk as far as the given answers, recorded results and recorded nodes allow."""
+    answers = dict(answers or {})
+    records = dict(records or {})
+    problems: list[str] = []
+    for _ in range(MAX_STEPS):
+        end = walk.conclusion()
+        if end is not None:
+            return BatchEnd(end.kind, end, problems=problems)
+        steps = walk.steps()
+        for step in steps:
+            if _take(walk, step, answers, records, nodes, problems):
+                break
+        else:
+            first = steps[0] if steps else None
+            return BatchEnd("needs", None, first, _needs(walk, first), problems)
+    return BatchEnd("needs", None, walk.next_step(), "the walk took too many steps", problems)
+
+
+def _take(
+    walk: Walk,
+    step: Step,
+    answers: dict[str, str],
+    records: dict[str, Sequence[CheckRecord]],
+    nodes: Sequence[Runner],
+    problems: list[str],
+) -> bool:
+    """Take the step if the batch can: True when an event was added."""
+    given = answers.get(step.id)
+    if step.kind == "question":
+        if given is None:
+            return False
+        try:
+            walk.answer(step.id, given)
+        except KeyError:
+            known = ", ".join(o.id for o in step.outcomes)
+            problems.append(f"question '{step.id}' has no answer '{given}' (answers: {known})")
+            answers.pop(step.id)
+            return False
+        return True
+    if given is not None:
+        walk.record_check(answer_record(walk, step.id, given))
+        return True
+    if step.id in records:
+        walk.record_check(combine(list(records[step.id])))
+        return True
+    chk = step.check
+    if chk is None or not nodes or not chk.read_only:
+        return False
+    params = walk.params
+    if chk.scope == "pair" or missing_params(chk, params):
+        return False
+    able = [n for n in nodes if getattr(n, "can_run", lambda _c: True)(chk)]
+    if not able:
+        return False
+    walk.record_check(combine([run_check(chk, node, params) for node in able]))
+    return True
+
+
+def _needs(walk: Walk, step: Step | None) -> str:
+    if step is None:
+        return "no step is left"
+    if step.kind == "question":
+        choices = ", ".join(f"{o.id}" for o in step.outcomes)
+        return f"answer '{step.id}' (--answer {step.id}=ANSWER; one of: {choices})"
+    chk = step.check
+    missing = missing_params(chk, walk.params) if chk is not None else []
+    if missing:
+        return f"run check '{step.id}' (it needs {', '.join(missing)}), or --answer {step.id}=pass|fail"
+    where = "on the nodes (dlperf-help check --check " + step.id + " --json)"
+    return f"run check '{step.id}' {where}, or --answer {step.id}=pass|fail"
+
+
+def fix_titles(walk: Walk, fixes: Sequence[str]) -> list[str]:
+    return [text_of(walk.kb.fixes[f].title, walk.lang) for f in fixes if f in walk.kb.fixes]

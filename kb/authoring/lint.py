@@ -150,7 +150,7 @@ def check_reachability(kb: KnowledgeBase) -> Iterator[Issue]:
     from kb.rules.graph import build_graph
 
     g = build_graph(kb)
-    reached: set[str] = set()
+    reached: set[tuple[str, str]] = set()
     for sid in kb.symptoms:
         reached.update(g.successors(("symptom", sid)))
     for cid, cause in kb.causes.items():

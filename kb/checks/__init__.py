@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from kb.checks import plan
-from kb.checks.engine import RunOptions, run_checks
+from kb.checks.engine import run_checks
 from kb.checks.model import (
     CheckEvent,
     CheckResult,
@@ -29,11 +29,13 @@ from kb.checks.model import (
     PairEvent,
     RunReport,
 )
+from kb.checks.options import RunOptions
 from kb.runners.base import Runner
 from kb.runners.hosts import Target
 
 if TYPE_CHECKING:
-    from kb.runners.ssh import Session, SSHOptions
+    from kb.runners.ssh import Session
+    from kb.runners.sshoptions import SSHOptions
 
 __all__ = [
     "CheckEvent",

@@ -14,7 +14,7 @@ does not expect (its conditions do not test the exit status, and it is neither 0
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,7 +97,7 @@ def _number_holds(expect: Expect, output: str) -> bool:
         value = float(m.group(1))
     except (TypeError, ValueError, IndexError):
         return False
-    tests = [
+    tests: list[tuple[float | None, Callable[[float], bool]]] = [
         (spec.lt, lambda b: value < b),
         (spec.le, lambda b: value <= b),
         (spec.gt, lambda b: value > b),

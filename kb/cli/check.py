@@ -197,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
     )
     session: Any = None
     if targets:
-        from kb.runners.ssh import SSHOptions
+        from kb.runners.sshoptions import SSHOptions
 
         ssh = SSHOptions(
             accept_new_host_keys=args.accept_new_host_keys,

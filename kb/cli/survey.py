@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 HELP = "this node's facts as JSON for `report` (run it on every node with srun/mpirun/pdsh)"
 
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def to_text(doc: dict) -> str:
+def to_text(doc: dict[str, Any]) -> str:
     """The survey for a person: one fact per line, then what could not be read and why."""
     from kb.cluster.report.compare import show
     from kb.sysinfo import topology

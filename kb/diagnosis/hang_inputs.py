@@ -16,7 +16,7 @@ import zlib
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
-from kb.diagnosis import reader
+from kb.diagnosis import rawbytes, reader
 from kb.diagnosis.hangs import flightrec, ras
 
 Opener = Callable[[], BinaryIO]
@@ -101,7 +101,7 @@ def _ras_text(name: str) -> str:
             data = stream.read(RAS_SCAN_BYTES)
         finally:
             stream.close()
-    except (reader.InputError, OSError, EOFError, ValueError, zlib.error):
+    except (rawbytes.InputError, OSError, EOFError, ValueError, zlib.error):
         return ""  # the log's own reading reports it
     text = data.decode("utf-8", "replace")
     return text if ras.looks_like(text) else ""
@@ -114,6 +114,6 @@ def _statements(name: str, lines: list[str]) -> Input:
 
 def _failing(message: str) -> Opener:
     def open_() -> BinaryIO:
-        raise reader.InputError(message)
+        raise rawbytes.InputError(message)
 
     return open_

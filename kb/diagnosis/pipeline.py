@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kb.diagnosis import reader
+from kb.diagnosis import rawbytes, reader
 from kb.diagnosis.analyzers import default_analyzers
 from kb.diagnosis.analyzers.base import Analyzer, Tap
 from kb.diagnosis.compiled import CompiledRules
@@ -84,7 +84,7 @@ class Session:
         """Whether some consumer of pattern `pid` still needs the lines it matches."""
         for kind, idx, arg in self.consumers[pid]:
             if kind == "t":
-                if self.analyzers[idx].wants(arg.id):  # type: ignore[attr-defined]
+                if self.analyzers[idx].wants(arg.id):
                     return True
             elif self._needs(kind, idx, arg):
                 return True
@@ -139,7 +139,7 @@ class Session:
                     done += _position(stream, read)
                     if name != "-":
                         stream.close()
-            except reader.InputError as exc:
+            except rawbytes.InputError as exc:
                 out.errors.append({"file": name, "error": str(exc)})
             else:
                 out.files += 1

@@ -167,7 +167,8 @@ def plan_for(rules: CompiledRules, use_hyperscan: bool = True) -> Plan:
     """The plan of `rules`, cached on the rules object."""
     if use_hyperscan not in rules.plans:
         rules.plans[use_hyperscan] = Plan(rules, use_hyperscan)
-    return rules.plans[use_hyperscan]
+    plan: Plan = rules.plans[use_hyperscan]
+    return plan
 
 
 def _compile_tap(tap: Tap) -> object | None:
@@ -176,6 +177,7 @@ def _compile_tap(tap: Tap) -> object | None:
     from kb.diagnosis.scanner import _options
 
     try:
-        return re2.compile(tap.pattern, _options(tap.ignore_case))
+        compiled: object = re2.compile(tap.pattern, _options(tap.ignore_case))
+        return compiled
     except re2.error:
         return None

@@ -273,4 +273,5 @@ def load_ssh_config(path: Path) -> Callable[[str], dict[str, Any]]:
         raise OSError(f"{path}: cannot read the SSH config ({exc.strerror})") from exc
     except Exception as exc:  # paramiko raises ConfigParseError and friends
         raise ValueError(f"{path}: cannot parse the SSH config ({exc})") from exc
-    return config.lookup
+    lookup: Callable[[str], dict[str, Any]] = config.lookup
+    return lookup

@@ -7,6 +7,7 @@ with the position of the offending construct.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -60,12 +61,12 @@ def required_literal(pattern: str) -> int | None:
     branch counts its weakest alternative), or None when Python's parser cannot read the
     pattern. The scanner finds candidate lines by such text: a pattern with none (`^\\s*
     [0-9a-f]{1,4}\\s*$`, anchors dropped) makes most lines of a log candidates."""
-    try:
+    if sys.version_info >= (3, 11):
         from re import _constants as c  # type: ignore[attr-defined]
         from re import _parser as sre  # type: ignore[attr-defined]
-    except ImportError:  # Python 3.10
-        import sre_constants as c  # type: ignore[no-redef]
-        import sre_parse as sre  # type: ignore[no-redef]
+    else:  # Python 3.10
+        import sre_constants as c
+        import sre_parse as sre
     try:
         parsed = sre.parse(pattern)
     except Exception:  # RE2-only syntax (\pL, ...): lint's RE2 check judges it

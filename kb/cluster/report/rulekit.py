@@ -37,7 +37,11 @@ def odd(row: Row) -> list[str]:
 
 def diff_cause(cause: str, conf: float, fact: str, why: str) -> Callable[..., None]:
     def rule(
-        nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list, report: Report
+        nodes: Pairs,
+        rows: dict[str, Row],
+        book: CauseBook,
+        notes: list[dict[str, Any]],
+        report: Report,
     ) -> None:
         row = rows.get(fact)
         if row is None or not row.differs:

@@ -39,7 +39,9 @@ _ENV_CAUSE: tuple[tuple[str, str | None], ...] = (
 )
 
 
-def _env(nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list, report: Report) -> None:
+def _env(
+    nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list[dict[str, Any]], report: Report
+) -> None:
     for name, n in nodes:
         env = n.facts.get("env") or {}
         ifname = env.get("NCCL_SOCKET_IFNAME")
@@ -93,7 +95,7 @@ def _env(nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list, repor
 
 
 def _interfaces(
-    nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list, report: Report
+    nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list[dict[str, Any]], report: Report
 ) -> None:
     with_ifaces = {name: n.facts["interfaces"] for name, n in nodes if n.facts.get("interfaces")}
     if not with_ifaces:
@@ -110,7 +112,7 @@ def _interfaces(
 
 
 def _checks(
-    nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list, report: Report
+    nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list[dict[str, Any]], report: Report
 ) -> None:
     for name, n in nodes:
         for chk in n.checks:

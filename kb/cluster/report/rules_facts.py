@@ -19,7 +19,9 @@ from kb.sysinfo import topology
 SHM_MIN = 1 << 30  # NCCL needs far more than docker's default 64 MB
 
 
-def _nccl(nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list, report: Report) -> None:
+def _nccl(
+    nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list[dict[str, Any]], report: Report
+) -> None:
     for fact, label in (
         ("nccl_version", "the NCCL the framework loads"),
         ("nccl_system_version", "the system libnccl"),
@@ -51,12 +53,12 @@ def _same_machine(a: Node, b: Node) -> bool | None:
         return bool(ma & mb)
     ba, bb = a.facts.get("boot_id"), b.facts.get("boot_id")
     if ba and bb:
-        return ba == bb
+        return bool(ba == bb)
     return None
 
 
 def _hostnames(
-    nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list, report: Report
+    nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list[dict[str, Any]], report: Report
 ) -> None:
     groups: dict[str, Pairs] = {}
     for name, n in nodes:
@@ -99,7 +101,7 @@ def ib_active(n: Node) -> bool:
 
 
 def _ofed_and_ib(
-    nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list, report: Report
+    nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list[dict[str, Any]], report: Report
 ) -> None:
     diff_cause(
         "nccl-ib-missing",
@@ -150,7 +152,7 @@ def _ofed_and_ib(
 
 
 def _limits(
-    nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list, report: Report
+    nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list[dict[str, Any]], report: Report
 ) -> None:
     for name, n in nodes:
         shm = n.facts.get("shm_size_bytes")
@@ -182,7 +184,7 @@ def _limits(
 
 
 def _software(
-    nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list, report: Report
+    nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list[dict[str, Any]], report: Report
 ) -> None:
     for fact in (
         "torch_version",
@@ -226,7 +228,7 @@ def _version(v: Any) -> tuple[int, ...]:
 
 
 def _driver(
-    nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list, report: Report
+    nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list[dict[str, Any]], report: Report
 ) -> None:
     for name, n in nodes:
         need, have = n.facts.get("torch_cuda_version"), n.facts.get("cuda_version")
@@ -256,7 +258,9 @@ def _driver(
             )
 
 
-def _gpus(nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list, report: Report) -> None:
+def _gpus(
+    nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list[dict[str, Any]], report: Report
+) -> None:
     diff_cause(
         "gpu-rank-mapping",
         0.4,
@@ -277,7 +281,7 @@ def _gpus(nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list, repo
 
 
 def _topology(
-    nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list, report: Report
+    nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list[dict[str, Any]], report: Report
 ) -> None:
     topos = {
         name: topology.Topology.from_json(n.facts["gpu_topology"])

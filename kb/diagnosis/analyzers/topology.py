@@ -124,4 +124,4 @@ class Topology(Analyzer):
                     {"gpu_a": a, "gpu_b": b},
                     alone=False,
                 )
-            )  # type: ignore[operator]
+            )

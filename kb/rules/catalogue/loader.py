@@ -141,7 +141,7 @@ def load_raw(root: Path) -> dict[str, Any]:
     key = content_key(root)
     cached = cache_dir() / f"catalogue-{key}.json"
     with contextlib.suppress(OSError, ValueError):
-        data = json.loads(cached.read_text(encoding="utf-8"))
+        data: dict[str, Any] = json.loads(cached.read_text(encoding="utf-8"))
         if data.get("format") == FORMAT and data.get("key") == key:
             return data
     libraries: list[dict[str, Any]] = []

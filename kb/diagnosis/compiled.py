@@ -26,7 +26,7 @@ from kb.util.rulefiles import (  # as kb.rules.loader finds them
     rule_files,
 )
 
-FORMAT = "dlperf-compiled-rules/7"
+FORMAT = "dlperf-compiled-rules/8"
 
 
 @dataclass
@@ -49,6 +49,8 @@ class CauseSpec:
     area: str = ""
     examples: list[str] = field(default_factory=list)  # its `match` log lines (approximate)
     no_match: list[str] = field(default_factory=list)  # its `no_match` lines: not it
+    named_by: list[str] = field(default_factory=list)  # findings that are evidence for it
+    traits: list[str] = field(default_factory=list)  # where it can occur (rules/vocabulary)
 
 
 @dataclass
@@ -61,6 +63,23 @@ class SymptomSpec:
     failure: dict[str, Any] | None = None  # kb.rules.schema.Failure as plain data (English)
     examples: list[str] = field(default_factory=list)
     no_match: list[str] = field(default_factory=list)
+    named_by: list[str] = field(default_factory=list)  # findings that show it
+
+
+@dataclass
+class VocabularySpec:
+    """`rules/vocabulary/` as plain data: finding names, and how traits are weighed."""
+
+    findings: dict[str, str] = field(default_factory=dict)  # name -> meaning
+    observations: dict[str, float | None] = field(default_factory=dict)  # name -> otherwise
+    traits: dict[str, dict[str, float]] = field(default_factory=dict)  # name -> weights
+    framework_areas: list[str] = field(default_factory=list)
+    framework_shown: float = 1.0
+    framework_not_shown: float = 1.0
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> VocabularySpec:
+        return cls(**data)
 
 
 @dataclass
@@ -71,7 +90,20 @@ class CompiledRules:
     causes: dict[str, CauseSpec]
     symptoms: dict[str, SymptomSpec]
     fixes: dict[str, FixSpec]
+    vocabulary: VocabularySpec = field(default_factory=VocabularySpec)
     plans: dict[bool, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def causes_named_by(self, finding: str) -> list[str]:
+        """The ids of the causes whose `named_by` lists the finding."""
+        return [c.id for c in self.causes.values() if finding in c.named_by]
+
+    def symptoms_named_by(self, finding: str) -> list[str]:
+        """The ids of the symptoms whose `named_by` lists the finding."""
+        return [s.id for s in self.symptoms.values() if finding in s.named_by]
+
+    def rules_named_by(self, finding: str) -> list[str]:
+        """Causes, then symptoms, that the finding is evidence for."""
+        return self.causes_named_by(finding) + self.symptoms_named_by(finding)
 
     def signatures(self) -> list[tuple[str, SignatureSpec]]:
         """(rule id, signature) for every cause and symptom, in a stable order."""
@@ -96,10 +128,12 @@ class CompiledRules:
                     "failure": s.failure,
                     "examples": s.examples,
                     "no_match": s.no_match,
+                    "named_by": s.named_by,
                 }
                 for s in self.symptoms.values()
             ],
             "fixes": [vars(f) for f in self.fixes.values()],
+            "vocabulary": vars(self.vocabulary),
         }
 
     @classmethod
@@ -120,11 +154,13 @@ class CompiledRules:
                 s.get("failure"),
                 list(s.get("examples", [])),
                 list(s.get("no_match", [])),
+                list(s.get("named_by", [])),
             )
             for s in data["symptoms"]
         }
         fixes = {f["id"]: FixSpec(**f) for f in data["fixes"]}
-        return cls(data["key"], causes, symptoms, fixes)
+        vocabulary = VocabularySpec.from_json(data["vocabulary"])
+        return cls(data["key"], causes, symptoms, fixes, vocabulary)
 
 
 def _cause_json(c: CauseSpec) -> dict[str, Any]:
@@ -153,6 +189,8 @@ def from_kb(kb: Any, key: str = "") -> CompiledRules:
             area=kb.area_of(cid) if hasattr(kb, "area_of") else "",
             examples=_example_lines(c),
             no_match=_example_lines(c, "no_match"),
+            named_by=list(getattr(c, "named_by", [])),
+            traits=list(getattr(c, "traits", [])),
         )
         for cid, c in kb.causes.items()
     }
@@ -167,6 +205,7 @@ def from_kb(kb: Any, key: str = "") -> CompiledRules:
             _failure(s),
             _example_lines(s),
             _example_lines(s, "no_match"),
+            list(getattr(s, "named_by", [])),
         )
         for sid, s in kb.symptoms.items()
     }
@@ -179,7 +218,22 @@ def from_kb(kb: Any, key: str = "") -> CompiledRules:
         )
         for fid, f in kb.fixes.items()
     }
-    return CompiledRules(key, causes, symptoms, fixes)
+    return CompiledRules(key, causes, symptoms, fixes, _vocabulary(getattr(kb, "vocabulary", None)))
+
+
+def _vocabulary(vocab: Any) -> VocabularySpec:
+    """A loaded `kb.rules.vocabulary.Vocabulary` as plain data (none: an empty one)."""
+    if vocab is None:
+        return VocabularySpec()
+    fw = vocab.frameworks
+    return VocabularySpec(
+        findings={name: w.meaning for name, w in vocab.findings.items()},
+        observations={name: w.otherwise for name, w in vocab.observations.items()},
+        traits={name: dict(w.weights) for name, w in vocab.traits.items()},
+        framework_areas=list(fw.areas),
+        framework_shown=float(fw.shown),
+        framework_not_shown=float(fw.not_shown),
+    )
 
 
 def _failure(symptom: Any) -> dict[str, Any] | None:

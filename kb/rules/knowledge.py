@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb.rules.schema.models import Cause, Check, Fix, Symptom
+from kb.rules.vocabulary import Vocabulary
 from kb.util.yamlsrc import Located
 
 
@@ -60,6 +61,7 @@ class KnowledgeBase:
     fixes: dict[str, Fix] = field(default_factory=dict)
     sources: dict[str, Source] = field(default_factory=dict)
     root: Path | None = None
+    vocabulary: Vocabulary = field(default_factory=Vocabulary)
 
     @property
     def checks(self) -> dict[str, tuple[str, Check]]:
@@ -85,6 +87,14 @@ class KnowledgeBase:
         symptom = self.symptoms.get(symptom_id)
         named = set(symptom.failure.causes) if symptom and symptom.failure else set()
         return [c for c in self.causes.values() if symptom_id in c.symptoms or c.id in named]
+
+    def causes_named_by(self, finding: str) -> list[str]:
+        """The ids of the causes whose `named_by` lists the finding (in load order)."""
+        return [c.id for c in self.causes.values() if finding in c.named_by]
+
+    def symptoms_named_by(self, finding: str) -> list[str]:
+        """The ids of the symptoms whose `named_by` lists the finding."""
+        return [s.id for s in self.symptoms.values() if finding in s.named_by]
 
     def area_of(self, node_id: str) -> str:
         src = self.sources.get(node_id)

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from kb.rules import vocabulary, vocabulary_lint
 from kb.rules.knowledge import Issue, KnowledgeBase, Source
 from kb.rules.schema.models import KIND_MODELS, Strict
 from kb.util import rulefiles
@@ -42,6 +43,9 @@ def load(root: Path) -> tuple[KnowledgeBase, list[Issue]]:
         issues.append(Issue(str(root), 1, "", "rules-dir", "rules directory not found"))
         return kb, issues
     for path in rule_files(root):
+        if vocabulary.is_vocabulary_file(path, root):
+            issues.extend(load_vocabulary_file(path, root, kb.vocabulary))
+            continue
         node, source, file_issues = load_file(path, root)
         issues.extend(file_issues)
         if node is None or source is None:
@@ -64,10 +68,53 @@ def load(root: Path) -> tuple[KnowledgeBase, list[Issue]]:
         tables: dict[str, dict[str, Any]] = {
             "cause": kb.causes,
             "symptom": kb.symptoms,
-            "fix": kb.fixes,  # type: ignore[dict-item]
+            "fix": kb.fixes,
         }
         tables[source.kind][node_id] = node
+    issues.extend(vocabulary_lint.check_words(kb))
     return kb, issues
+
+
+def _read_located(path: Path, root: Path, shown: str, stem: str) -> Located | list[Issue]:
+    """The file's YAML with its lines, or the issues that stop it from being read."""
+    try:
+        text = read_rule_bytes(path, root).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return [Issue(shown, 1, stem, "encoding", f"not UTF-8 text ({exc.reason})")]
+    except RuleFileError as exc:
+        return [Issue(shown, 1, stem, "read", str(exc))]
+    try:
+        return load_located(text)
+    except YamlSyntaxError as exc:
+        hint = "check indentation, quotes and ':' in unquoted strings"
+        return [Issue(shown, exc.line, stem, "yaml-syntax", str(exc), hint)]
+
+
+def load_vocabulary_file(path: Path, root: Path, vocab: vocabulary.Vocabulary) -> list[Issue]:
+    """Read one `rules/vocabulary/*.yaml` file into `vocab`; its problems as issues."""
+    shown = display_path(path, root)
+    stem = path.stem
+    located = _read_located(path, root, shown, stem)
+    if isinstance(located, list):
+        return located
+    problems = [
+        Issue(shown, line, stem, "duplicate-key", f"key '{key}' appears twice in the same mapping")
+        for key, line in located.duplicate_keys
+    ]
+    if not isinstance(located.data, dict):
+        problems.append(
+            Issue(shown, 1, stem, "not-a-mapping", "a vocabulary file must be a YAML mapping")
+        )
+        return problems
+    try:
+        data = vocabulary.parse(located)
+    except ValidationError as exc:
+        return problems + _schema_issues(exc, located, shown, stem)
+    problems.extend(
+        Issue(shown, line, stem, "duplicate-word", msg)
+        for line, msg in vocab.add(data, shown, located)
+    )
+    return problems
 
 
 def kind_and_area(path: Path, root: Path) -> tuple[str, str]:
@@ -98,27 +145,9 @@ def load_file(path: Path, root: Path) -> tuple[Strict | None, Source | None, lis
                 )
             ],
         )
-    try:
-        text = read_rule_bytes(path, root).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return None, None, [issue(1, "encoding", f"not UTF-8 text ({exc.reason})")]
-    except RuleFileError as exc:
-        return None, None, [issue(1, "read", str(exc))]
-    try:
-        located = load_located(text)
-    except YamlSyntaxError as exc:
-        return (
-            None,
-            None,
-            [
-                issue(
-                    exc.line,
-                    "yaml-syntax",
-                    str(exc),
-                    "check indentation, quotes and ':' in unquoted strings",
-                )
-            ],
-        )
+    located = _read_located(path, root, shown, stem)
+    if isinstance(located, list):
+        return None, None, located
     problems = [
         issue(line, "duplicate-key", f"key '{key}' appears twice in the same mapping")
         for key, line in located.duplicate_keys
@@ -229,7 +258,7 @@ def _known_fields() -> list[str]:
     from kb.rules.schema import models as m
 
     names: set[str] = set()
-    for cls in vars(m).values():
+    for cls in [*vars(m).values(), *vars(vocabulary).values()]:
         if isinstance(cls, type) and issubclass(cls, Strict):
             names.update(cls.model_fields)
     return sorted(names)

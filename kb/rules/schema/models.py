@@ -21,6 +21,7 @@ NAME_PATTERN = r"^[a-z_][a-z0-9_]*$"
 
 RuleId = Annotated[str, Field(pattern=ID_PATTERN, description="lower-case words joined by '-'")]
 ParamName = Annotated[str, Field(pattern=NAME_PATTERN, description="a placeholder name")]
+Word = Annotated[str, Field(pattern=ID_PATTERN, description="a word defined in rules/vocabulary/")]
 
 # in a command: C0 controls but tab and newline, DEL, C1 controls, bidi and line separators
 _COMMAND_CONTROL = re.compile(
@@ -278,6 +279,16 @@ class Cause(Strict):
         False, description="an umbrella (e.g. a watchdog timeout): more specific causes rank first"
     )
     tags: list[str] = Field(default_factory=list)
+    named_by: list[Word] = Field(
+        default_factory=list,
+        description="names of findings (rules/vocabulary/findings.yaml: from analyzers, the "
+        "cluster report, the speedup verdict) that are evidence for this cause",
+    )
+    traits: list[Word] = Field(
+        default_factory=list,
+        description="where the cause can occur (rules/vocabulary/traits.yaml: inter-node, "
+        "container, err-system, ...): what the logs show about the job weighs it by them",
+    )
     signatures: list[Signature] = Field(default_factory=list)
     checks: list[Check | RuleId] = Field(
         default_factory=list, description="inline checks, or ids of checks defined in other causes"
@@ -347,6 +358,10 @@ class Symptom(Strict):
     title: Text
     description: Text
     group: Group = Field(description="kind of trouble, for the TUI's tree")
+    named_by: list[Word] = Field(
+        default_factory=list,
+        description="names of findings (rules/vocabulary/findings.yaml) that show this symptom",
+    )
     signatures: list[Signature] = Field(default_factory=list)
     questions: list[Question] = Field(default_factory=list)
     examples: Examples = Field(default_factory=Examples)

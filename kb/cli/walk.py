@@ -108,9 +108,9 @@ def _nic_advice(interfaces: dict[str, list[Any]]) -> str | None:
 def _facts(paths: list[str]) -> tuple[dict[str, list[Any]], list[Any], dict[str, list[Any]]]:
     """Check results by check id (from `check --json`), recorded nodes (from surveys),
     and each surveyed node's interfaces."""
+    from kb.checks.model import CheckRecord
     from kb.checks.recorded import RecordedNode, outputs_from_survey
     from kb.cluster.report import load_file
-    from kb.walk.session import CheckRecord
 
     records: dict[str, list[Any]] = {}
     nodes: list[Any] = []

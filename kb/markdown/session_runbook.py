@@ -13,11 +13,12 @@ import textwrap
 from collections.abc import Callable
 
 from kb import __version__
+from kb.checks.model import CheckRecord
 from kb.markdown.runbook import fence
 from kb.rules.schema.models import text_of
 from kb.util.secrets import mask
 from kb.walk.engine import Belief, Event
-from kb.walk.session import PASTED, CheckRecord, Session
+from kb.walk.session import PASTED, Session
 
 MAX_OUTPUT_LINES = 40
 NOTABLE = 0.05  # causes below this with no evidence are listed by id only

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from kb.checks.model import CheckRecord
 from kb.rules.schema.models import text_of
 from kb.runners.base import Runner
 from kb.walk.engine import Conclusion, Step, Walk, WalkError
-from kb.walk.session import CheckRecord, combine, missing_params, run_check
+from kb.walk.session import combine, missing_params, run_check
 
 MAX_STEPS = 100
 

@@ -17,7 +17,7 @@ from kb.checks.evaluate import evaluate
 from kb.checks.model import CheckEvent, CheckResult, Event, HostEvent, PairEvent, RunReport
 from kb.checks.options import RunOptions
 from kb.checks.plan import Task, fill
-from kb.runners.base import CommandResult, Job
+from kb.runners.base import CommandResult, Job, Runner
 from kb.runners.hosts import Target
 from kb.runners.probes import Needs
 
@@ -289,17 +289,11 @@ def _first_message(output: str, kind: str) -> str:
 def _survey_doc(label: str, result: CommandResult) -> dict[str, Any]:
     from kb.cluster.survey import collect
 
-    class Replay:  # hands the survey the output this job already fetched on the shared lane
+    class Replay(Runner):  # hands the survey the output this job already fetched on the shared lane
         name = label
 
         def run(self, command: str, timeout: float) -> CommandResult:
             return result
-
-        def cancel(self) -> None:
-            return None
-
-        def close(self) -> None:
-            return None
 
     return collect(Replay())
 

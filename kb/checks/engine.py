@@ -22,16 +22,14 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 from kb.checks import convert
 from kb.checks.model import Event, HostEvent, HostResult, RunReport
 from kb.checks.options import RunOptions
 from kb.checks.pairs import Peer
 from kb.checks.plan import Task
-from kb.runners.base import CommandResult, Runner, Unreachable, unavailable_result
+from kb.runners.base import CommandResult, Runner, Unreachable
 from kb.runners.hosts import Target
-from kb.runners.probes import ToolProbes
 
 DRAIN_SECONDS = 5.0  # after a cancel, how long to wait for workers to report what finished
 
@@ -121,15 +119,13 @@ class _Pool:
         self.cancel = cancel
         self.events: queue.Queue[Event | None] = queue.Queue()
         self.lock = threading.Lock()
-        self.active: set[Any] = set()
+        self.active: set[Runner] = set()
 
     def cancel_all(self) -> None:
         with self.lock:
             runners = list(self.active)
         for runner in runners:
-            cancel = getattr(runner, "cancel", None)
-            if cancel is not None:
-                cancel()
+            runner.cancel()
 
     def emit(self, event: Event) -> None:
         self.events.put(event)
@@ -160,23 +156,19 @@ class _Pool:
         budget = self.options.budget_for(job.longest())
         deadline = time.monotonic() + budget
         runner = self.make_runner(target)
-        limit = getattr(runner, "limit", None)
-        if limit is not None:
-            limit(deadline, budget)
+        runner.limit(deadline, budget)
         with self.lock:
             self.active.add(runner)
         try:
             self.emit(HostEvent(host.host, "connecting", f"{target.hostname}:{target.port}"))
-            connect = getattr(runner, "connect", None)
-            if connect is not None:
-                try:
-                    connect()
-                except Unreachable as exc:
-                    self._unreachable(job, host, exc)
-                    return
-            host.address = getattr(runner, "address", None) or target.hostname
+            try:
+                runner.connect()
+            except Unreachable as exc:
+                self._unreachable(job, host, exc)
+                return
+            host.address = runner.address or target.hostname
             self.emit(HostEvent(host.host, "connected", host.address or ""))
-            self._run(job, runner, deadline, budget)
+            self._run(job, runner)
             self.emit(HostEvent(host.host, "done"))
         finally:
             with self.lock:
@@ -191,34 +183,9 @@ class _Pool:
         convert.fill_missing(job, self.report, f"host unreachable: {exc}")
         self.emit(HostEvent(host.host, "unreachable", str(exc)))
 
-    def _run(self, job: convert.HostJob, runner: Runner, deadline: float, budget: float) -> None:
-        lanes, needs = job.lanes(), job.needs()
-
+    def _run(self, job: convert.HostJob, runner: Runner) -> None:
         def done(lane: int, index: int, result: CommandResult) -> None:
             for event in convert.record(job, self.report, lane, index, result):
                 self.emit(event)
 
-        run_lanes = getattr(runner, "run_lanes", None)
-        if run_lanes is not None:
-            run_lanes(lanes, done, needs)
-            return
-        probes = ToolProbes()  # a runner without lanes: one command after the other
-        for number, lane in enumerate(lanes):
-            for index, (command, timeout) in enumerate(lane):
-                tools = needs[number][index]
-                left = deadline - time.monotonic()
-                why = probes.blocked(tools) or (
-                    f"host budget spent ({budget:g} s)" if left <= 0 else None
-                )
-                if why is not None:
-                    result = unavailable_result(command, why)
-                else:
-                    result = runner.run(command, min(timeout, left))
-                    if result.timed_out and left < timeout:  # cut by the budget, not its own
-                        result.unavailable, result.timed_out = True, False
-                        result.error = (
-                            f"host budget spent ({budget:g} s) while it ran "
-                            f"(stopped after {result.seconds:.1f} s)"
-                        )
-                    probes.note(tools, result)
-                done(number, index, result)
+        runner.run_lanes(job.lanes(), done, job.needs())

@@ -17,8 +17,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from kb.rules.schema.models import Check
-from kb.runners.base import CommandResult
+from kb.runners.base import CheckNeeds, CommandResult, Runner
 from kb.runners.local import LocalRunner
 
 TEXT_TOOLS = (
@@ -28,7 +27,7 @@ TEXT_TOOLS = (
 NOT_RECORDED = 127
 
 
-class RecordedNode:
+class RecordedNode(Runner):
     """A runner that answers from recorded outputs: {program: [(argument glob, output, exit)]}.
 
     Only read-only checks belong here: nothing runs on any node."""
@@ -64,7 +63,7 @@ class RecordedNode:
         path.write_text("\n".join(lines) + "\n")
         path.chmod(0o755)
 
-    def can_run(self, check: Check) -> bool:
+    def can_run(self, check: CheckNeeds) -> bool:
         """Only a read-only check whose programs (its `requires`) were recorded, or are
         text tools, runs here: anything else would read this machine, not the node."""
         tools = set(check.requires)

@@ -4,6 +4,6 @@ Every runner has the same small interface (`Runner`), so the CLI, the decision-t
 walk and the cluster survey never care where a command ran.
 """
 
-from kb.runners.base import BatchRunner, CommandResult, Runner, Unreachable, run_batch
+from kb.runners.base import CommandResult, Runner, Unreachable
 
-__all__ = ["BatchRunner", "CommandResult", "Runner", "Unreachable", "run_batch"]
+__all__ = ["CommandResult", "Runner", "Unreachable"]

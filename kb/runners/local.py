@@ -14,20 +14,18 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
 
 from kb.runners.base import (
     OUTPUT_CAP,
     STDERR_CAP,
     CommandResult,
-    Job,
-    OnResult,
+    Runner,
     cancelled_result,
     decode,
 )
 
 
-class LocalRunner:
+class LocalRunner(Runner):
     """Runs commands with `sh -c` in a new process group, so a timeout kills the whole tree."""
 
     def __init__(self, name: str = "local", env: dict[str, str] | None = None) -> None:
@@ -121,17 +119,6 @@ class LocalRunner:
             truncated,
             timed_out=error is not None and not truncated,
         )
-
-    def run_batch(
-        self, jobs: Sequence[Job], on_result: OnResult | None = None
-    ) -> list[CommandResult]:
-        results = []
-        for i, (command, timeout) in enumerate(jobs):
-            result = self.run(command, timeout)
-            results.append(result)
-            if on_result is not None:
-                on_result(i, result)
-        return results
 
     def cancel(self) -> None:
         self._cancelled = True

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kb.runners.base import CommandResult
+from kb.runners.result import CommandResult
 
 Needs = tuple[str, ...]  # programs a command needs (a check's `requires`)
 

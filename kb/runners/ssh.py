@@ -27,7 +27,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from kb.runners.base import CommandResult, Job, OnResult, Unreachable, cancelled_result
+from kb.runners.base import (
+    CommandResult,
+    Job,
+    OnLaneResult,
+    OnResult,
+    Runner,
+    Unreachable,
+    cancelled_result,
+)
 from kb.runners.hosts import Target
 from kb.runners.knownhosts import KnownHosts
 from kb.runners.probes import Needs
@@ -178,7 +186,7 @@ class Session:
             runner.close()
 
 
-class SSHRunner:
+class SSHRunner(Runner):
     """Runs commands on one node over one SSH connection, opened on first use."""
 
     def __init__(self, target: Target, session: Session) -> None:
@@ -318,7 +326,7 @@ class SSHRunner:
     def run_lanes(
         self,
         lanes: list[list[Job]],
-        on_result: Callable[[int, int, CommandResult], None] | None = None,
+        on_result: OnLaneResult | None = None,
         needs: list[list[Needs]] | None = None,
     ) -> list[list[CommandResult]]:
         """Run each lane's jobs in order, the lanes side by side on separate channels.

@@ -98,7 +98,7 @@ def _take(
     params = walk.params
     if chk.scope == "pair" or missing_params(chk, params):
         return False
-    able = [n for n in nodes if getattr(n, "can_run", lambda _c: True)(chk)]
+    able = [n for n in nodes if n.can_run(chk)]
     if not able:
         return False
     walk.record_check(combine([run_check(chk, node, params) for node in able]))

@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kb.runners.base import CommandResult
+from kb.runners.base import CommandResult, Runner
 from kb.runners.local import LocalRunner
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -141,7 +141,7 @@ def ssh_runner(cluster: object, node: object) -> object:
 # --- network namespaces --------------------------------------------------------------------
 
 
-class NetnsRunner:
+class NetnsRunner(Runner):
     """Runs commands inside a network namespace (its own interfaces and /sys/class/net)."""
 
     def __init__(self, ns: str, name: str, env: dict[str, str] | None = None) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from cluster_helpers import FIXTURES, FakeNode
 
 from kb.cluster import survey
-from kb.runners.base import CommandResult
+from kb.runners.base import CommandResult, Runner
 from kb.runners.local import LocalRunner
 
 RAW_H200 = FIXTURES / "survey" / "h200-survey-raw.txt"
@@ -97,7 +97,7 @@ def test_a_hung_tool_costs_only_its_own_section(fake_node: Callable[..., LocalRu
     assert doc["facts"]["hostname"] == "slow01" and doc["facts"]["shm_size_bytes"]
 
 
-class _CutOff:
+class _CutOff(Runner):
     """A runner whose connection dropped after the first sections came back."""
 
     name = "gpu09:22"

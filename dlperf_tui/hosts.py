@@ -72,7 +72,8 @@ class Hosts:
             self.selected = LOCAL
 
     def _ssh(self, target: Any) -> Runner:
-        from kb.runners.ssh import Session, SSHOptions, SSHRunner
+        from kb.runners.ssh import Session, SSHRunner
+        from kb.runners.sshoptions import SSHOptions
 
         if self._session is None or (
             self._session.options.accept_new_host_keys != self.accept_new_host_keys

@@ -15,11 +15,12 @@ from textual.widgets import Button, Input, Label, Select, Static, TextArea
 from textual.worker import get_current_worker
 
 from dlperf_tui.plain import plain, plain_line
+from kb.checks.model import CheckRecord
 from kb.rules.placeholders import refused, show_command
 from kb.rules.schema.models import Check, text_of
 from kb.runners.base import Runner
 from kb.util.textsafe import safe_line
-from kb.walk.session import CheckRecord, check_from_paste, missing_params
+from kb.walk.session import check_from_paste, missing_params
 
 Mode = Literal["run", "paste"]
 

@@ -18,7 +18,7 @@ from dlperf_tui.plain import plain, plain_line
 from dlperf_tui.screens.base import AppFooter, BaseScreen, TitleBar
 from dlperf_tui.screens.check_run import CheckRunScreen
 from kb.checks.model import CheckRecord
-from kb.rules.schema.models import text_of
+from kb.rules.schema.models import Check, text_of
 from kb.util.textsafe import markdown_text
 from kb.walk.engine import Belief, Conclusion, Walk
 from kb.walk.session import missing_params
@@ -219,7 +219,7 @@ class ConclusionScreen(BaseScreen):
     def action_export(self) -> None:
         self.dapp.ask_export()
 
-    def _pending(self) -> list:
+    def _pending(self) -> list[Check]:
         passed = {r.check_id for r in self.session.verifications if r.status == "pass"}
         return [c for c in self.session.verify_checks() if c.id not in passed]
 

@@ -18,12 +18,13 @@ from dlperf_tui.plain import plain_line
 from dlperf_tui.screens.base import AppFooter, BaseScreen, TitleBar
 from dlperf_tui.screens.check_run import CheckRunScreen
 from dlperf_tui.screens.dialogs import StepsScreen
+from kb.checks.model import CheckRecord
 from kb.rules.placeholders import refused, show_command
 from kb.rules.schema.models import Check, text_of
 from kb.runners.base import Runner
 from kb.util.textsafe import safe_line
 from kb.walk.engine import Belief, Step, Walk
-from kb.walk.session import CheckRecord, missing_params
+from kb.walk.session import missing_params
 
 
 def _without(params: dict[str, str], check: Check) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """Lint checks on what a rule matches: regexes (RE2 syntax, group names, extractors),
-matchers (fuzzy thresholds and anchors, weak or text-less patterns) and signature
-features. Most guard the diagnosis's speed as much as its meaning: a pattern that
+matchers (fuzzy thresholds and anchors, weak or text-less patterns, `where` bounds on
+groups the regex has) and signature features. Most guard the diagnosis's speed as much as its meaning: a pattern that
 requires no text, or a fuzzy text with no anchor word, hands the scanner every line."""
 
 from __future__ import annotations
@@ -10,19 +10,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from kb.authoring.lintkit import issue, nodes, signatures
-from kb.diagnosis.shapes import GENERIC_WORDS
+from kb.diagnosis.firing import is_generic
 from kb.rules.knowledge import Issue, KnowledgeBase, Source
+from kb.rules.numeric import OPERATORS, parse_operand
 from kb.rules.schema.models import (
     Check,
     Expect,
     FuzzyMatcher,
     RegexMatcher,
     Signature,
-    SubstringMatcher,
 )
 from kb.util import re2syntax
-
-MIN_SPECIFIC_CHARS = 12
 
 
 def _signature_regexes(sig: Signature) -> Iterator[tuple[tuple[object, ...], str]]:
@@ -121,9 +119,9 @@ def check_matchers(kb: KnowledgeBase) -> Iterator[Issue]:
                 )
             # an `or` signature fires on any one matcher; an `and` one only on all together
             weak = (
-                _is_generic(m)
+                is_generic(m)
                 if sig.condition == "or"
-                else all(_is_generic(other) for other in sig.matchers)
+                else all(is_generic(other) for other in sig.matchers)
             )
             if sig.alone and weak and (sig.condition == "or" or mi == 0):
                 yield issue(
@@ -153,6 +151,56 @@ def check_signature_features(kb: KnowledgeBase) -> Iterator[Issue]:
                 f"min_hits {sig.min_hits} of signature '{sig.id}' is out of range",
                 f"use 1-{MAX_MIN_HITS}: the lines a signature's matchers must hit",
             )
+    yield from check_where(kb)
+
+
+def _group_names(pattern: str) -> set[str]:
+    return set(re.findall(r"\(\?P?<(\w+)>", pattern))
+
+
+def check_where(kb: KnowledgeBase) -> Iterator[Issue]:
+    """A `where` bound on a group its regex does not have (or that names such a group)
+    could never hold: the matcher would never fire. A group without a bound says nothing."""
+    for p in _every_matcher(kb):
+        m = p.matcher
+        if not isinstance(m, RegexMatcher) or not m.where:
+            continue
+        groups = _group_names(m.pattern)
+        known = ", ".join(sorted(groups)) or "none"
+        for name, bounds in m.where.items():
+            line = p.src.line(*p.at, "where", name)
+            if name not in groups:
+                yield issue(
+                    p.src,
+                    line,
+                    p.node,
+                    "where-group",
+                    f"'where' of signature '{p.sig.id}' bounds group '{name}', which its "
+                    f"regex does not have (its groups: {known})",
+                    f"name the value in the pattern: (?P<{name}>\\d+(?:\\.\\d+)?)",
+                )
+            given = [op for op in OPERATORS if getattr(bounds, op) is not None]
+            if not given:
+                yield issue(
+                    p.src,
+                    line,
+                    p.node,
+                    "where-bound",
+                    f"'where' of signature '{p.sig.id}' gives group '{name}' no bound",
+                    "give one of: " + ", ".join(OPERATORS),
+                )
+            for op in given:
+                _, other = parse_operand(getattr(bounds, op))
+                if other is not None and other not in groups:
+                    yield issue(
+                        p.src,
+                        p.src.line(*p.at, "where", name, op),
+                        p.node,
+                        "where-group",
+                        f"bound '{op}' of '{name}' in signature '{p.sig.id}' compares with "
+                        f"group '{other}', which its regex does not have (its groups: {known})",
+                        "compare with a named group of the same regex, or a number",
+                    )
 
 
 @dataclass(frozen=True)
@@ -218,15 +266,3 @@ def check_regex_literals(kb: KnowledgeBase) -> Iterator[Issue]:
                 "require a word of the message (anchors and classes alone do "
                 "not narrow the search), or fold the line into another matcher",
             )
-
-
-def _is_generic(m: object) -> bool:
-    if isinstance(m, SubstringMatcher | FuzzyMatcher):
-        text = m.text.strip().lower()
-    elif isinstance(m, RegexMatcher):
-        # the literal characters of the pattern, roughly: drop escapes and classes
-        text = re.sub(r"\\.|\[[^\]]*\]|\(\?P?<\w+>|[()?*+{}|^$.]|\d+,?\d*", "", m.pattern).strip()
-        text = text.lower()
-    else:  # pragma: no cover
-        return False
-    return text in GENERIC_WORDS or len(text) < MIN_SPECIFIC_CHARS

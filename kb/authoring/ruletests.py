@@ -1,14 +1,18 @@
 """Running the examples written inside each rule, as `rules test` and as pytest cases.
 
-A rule "fires" on a log when one of its stand-alone signatures fires, or when two or
-more of its signatures fire together (supporting evidence adds up) — the same
-condition the diagnosis uses before it names a cause.
+A rule "fires" on an example as the diagnosis decides it (`kb.diagnosis.firing`): one of
+its stand-alone signatures fired (a signature resting only on generic text never stands
+alone), or two or more fired together. Whether the diagnosis then *names* the cause
+(its confidence, a failure symptom's vetting of its lines) is tested in
+`tests/rules/test_examples_diagnosed.py`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kb.diagnosis.firing import fires as rule_fires
+from kb.diagnosis.firing import stands_alone
 from kb.diagnosis.matching import SignatureResult, run_signatures
 from kb.rules.knowledge import KnowledgeBase
 from kb.rules.schema.models import Cause, Example, LogExample, Symptom
@@ -32,7 +36,7 @@ class ExampleCase:
 
 def fires(results: list[SignatureResult]) -> bool:
     """Whether these signature results are enough to name the rule's cause."""
-    return any(r.signature.alone for r in results) or len(results) >= 2
+    return rule_fires(stands_alone(r.signature) for r in results)
 
 
 def collect(kb: KnowledgeBase) -> list[ExampleCase]:

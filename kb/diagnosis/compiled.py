@@ -26,7 +26,7 @@ from kb.util.rulefiles import (  # as kb.rules.loader finds them
     rule_files,
 )
 
-FORMAT = "dlperf-compiled-rules/8"
+FORMAT = "dlperf-compiled-rules/9"  # 9: regex matchers carry `where` bounds
 
 
 @dataclass

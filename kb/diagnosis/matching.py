@@ -10,6 +10,9 @@ second and never imports pydantic itself, so `dlperf-help diagnose` starts fast.
 
 Semantics, in one place:
 - a regex matcher fires on a line where its RE2 pattern is found; named groups are values;
+  with `where` (bounds on the numbers its groups captured, `kb.rules.numeric`), only on a
+  match whose values satisfy every bound: the first such match of the line, left to right
+  (a group that did not take part or does not read as a number satisfies none);
 - a substring matcher fires where its text occurs (optionally ignoring case);
 - a fuzzy matcher fires where the line's *shape* (numbers, hex, addresses, paths
   masked) reaches `threshold` against the text's shape with rapidfuzz `partial_ratio`,
@@ -115,7 +118,7 @@ class CompiledMatcher:
     def search(self, line: str) -> Span | None:
         kind = self.kind
         if kind == "regex":
-            m = self._rx.search(line)
+            m = self._rx.search(line) if not self.spec.where else self._bounded(line)
             if m is None:
                 return None
             params = {k: v for k, v in m.groupdict().items() if v is not None}
@@ -137,6 +140,14 @@ class CompiledMatcher:
             inner = self.search(line[start:end])
             if inner is not None:
                 return Span(inner.start + start, inner.end + start, inner.params)
+        return None
+
+    def _bounded(self, line: str) -> Any:
+        """The first match of the regex whose groups satisfy the `where` bounds, or None."""
+        for m in self._rx.finditer(line):
+            values = m.groupdict()
+            if all(b.holds(values) for b in self.spec.where):
+                return m
         return None
 
     def _fuzzy(self, line: str) -> bool:

@@ -51,7 +51,7 @@ def exact_pattern(m: MatcherSpec) -> Pattern | None:
     """A pattern whose hit on a line proves that matcher `m` fires there, or None."""
     if m.type == "substring" and (m.text.isascii() or not m.ignore_case) and m.text:
         return Pattern(literal(m.text), m.ignore_case)
-    if m.type == "regex" and line_exact(m.pattern):
+    if m.type == "regex" and not m.where and line_exact(m.pattern):  # bounds: not proven
         return Pattern(m.pattern, m.ignore_case)
     return None
 

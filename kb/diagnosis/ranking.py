@@ -1,6 +1,6 @@
 """From fired signatures and analyzer findings to ranked causes with a confidence.
 
-A cause is considered when its rule *fires* (`kb.authoring.ruletests.fires`: one stand-alone
+A cause is considered when its rule *fires* (`kb.diagnosis.firing`: one stand-alone
 signature, or two signatures together; analyzer findings count as signatures). Its
 confidence is a noisy-OR of its prior and its evidence:
 
@@ -13,8 +13,9 @@ lines are all lines of a stronger one counts half (it is not independent). A gen
 cause (`generic: true`) is scaled by 0.85 and, when a specific cause is also found,
 kept below it. So is a cause that only explains slowness (all its symptoms in the
 `slow` group: a PCIe topology) when the logs show a failure that another cause explains
-and no slowness. A signature resting only on a generic word (`error`, `timeout`) never
-makes a diagnosis alone. Causes under `LIKELY` are not reported.
+and no slowness. A signature resting only on generic text (`error`, `timeout`, a short
+word: `kb.diagnosis.firing.generic_only`) never makes a diagnosis alone. Causes under
+`LIKELY` are not reported.
 
 Evidence that only *describes the setup* (every line of it an INFO or warning line,
 no measurement: NCCL finding no IB library, sockets between nodes, a libibverbs
@@ -35,7 +36,6 @@ a likely cause.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +43,7 @@ from kb.diagnosis import failure
 from kb.diagnosis.analyzers.base import Analyzer, Facts, Report
 from kb.diagnosis.candidates import symptom_candidates
 from kb.diagnosis.compiled import CompiledRules
+from kb.diagnosis.firing import fires, stands_alone, weight_of
 from kb.diagnosis.healthy import (
     completed_run_note,
     drop_setup_only,
@@ -50,9 +51,8 @@ from kb.diagnosis.healthy import (
     shows_failure,
 )
 from kb.diagnosis.lines import LEVEL_FACTOR, host_of, level_of, rank_of, time_of
-from kb.diagnosis.matching import SignatureResult, SignatureSpec
+from kb.diagnosis.matching import SignatureResult
 from kb.diagnosis.model import CauseResult, Diagnosis, Evidence, Note
-from kb.diagnosis.shapes import GENERIC_WORDS
 
 LIKELY = 0.5
 GENERIC_SCALE = 0.85
@@ -78,28 +78,18 @@ class Piece:
     why: str = ""
 
 
-def _generic_only(spec: SignatureSpec) -> bool:
-    for m in spec.matchers:
-        text = (
-            m.text
-            if m.type != "regex"
-            else re.sub(
-                r"\\.|\[[^\]]*\]|\(\?P?<\w+>|\(\?[a-z]*:?|[()?*+{}|^$.]|\d+,?\d*", "", m.pattern
-            )
-        )
-        text = text.strip().lower()
-        if text not in GENERIC_WORDS and len(text) >= 6:
-            return False
-    return True
-
-
 def _piece(rid: str, r: SignatureResult) -> Piece:
     spec = r.signature
     ev = [Evidence(h.file, h.line_no, h.text, h.start, h.end, f"{rid}/{spec.id}") for h in r.hits]
-    alone, weight = spec.alone, spec.weight
-    if _generic_only(spec):
-        alone, weight = False, min(weight, 0.3)
-    return Piece(spec.id, weight, alone, ev, dict(r.params), spec.note, at_end=spec.at_end)
+    return Piece(
+        spec.id,
+        weight_of(spec),
+        stands_alone(spec),
+        ev,
+        dict(r.params),
+        spec.note,
+        at_end=spec.at_end,
+    )
 
 
 def analyze(analyzers: list[Analyzer]) -> tuple[list[Report], Facts]:
@@ -155,14 +145,14 @@ def rank(
                 for p in ps:
                     p.evidence = failure.vet(spec, p.evidence, context, facts.get("completed"))
                 ps = [p for p in ps if p.evidence]
-            if _fires(ps):
+            if fires(p.alone for p in ps):
                 diag.symptoms.append(rid)
                 if rules.symptoms[rid].group != "slow":
                     shown[rid] = _evidence(ps)
             continue
         cause = rules.causes[rid]
         conf, why = _confidence(cause.prior, ps, context)
-        if not _fires(ps):
+        if not fires(p.alone for p in ps):
             _notes(diag, rid, ps)
             partial[rid] = (conf, _evidence(ps), _params(ps))
             continue
@@ -219,10 +209,6 @@ def _failure_lines(p: Piece) -> list[Evidence]:
     if not p.at_end:  # a log that ends on an INFO line stopped there: that is a failure
         p.evidence = [e for e in p.evidence if level_of(e.text) != "info"]
     return p.evidence
-
-
-def _fires(ps: list[Piece]) -> bool:
-    return any(p.alone for p in ps) or len(ps) >= 2
 
 
 def _notes(diag: Diagnosis, rid: str, ps: list[Piece]) -> None:

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kb.rules.numeric import Bound, bounds_of
+
 
 @dataclass(frozen=True)
 class MatcherSpec:
@@ -22,13 +24,18 @@ class MatcherSpec:
     ignore_case: bool = False
     scope: str = "log"  # for `unless` matchers
     threshold: float = 85.0  # fuzzy
+    where: tuple[Bound, ...] = ()  # regex: bounds on its groups' numbers (kb.rules.numeric)
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in vars(self).items() if v not in ("", None)}
+        out = {k: v for k, v in vars(self).items() if v not in ("", None) and k != "where"}
+        if self.where:
+            out["where"] = [b.to_json() for b in self.where]
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MatcherSpec:
-        return cls(**data)
+        where = tuple(Bound.from_json(b) for b in data.get("where", ()))
+        return cls(**{**data, "where": where})
 
 
 @dataclass(frozen=True)
@@ -93,6 +100,16 @@ def matcher_spec(m: Any) -> MatcherSpec:
         ignore_case=bool(m.ignore_case),
         scope=m.scope,
         threshold=float(getattr(m, "threshold", 85.0)),
+        where=_where(getattr(m, "where", None) or {}),
+    )
+
+
+def _where(where: Mapping[str, Any]) -> tuple[Bound, ...]:
+    """A regex matcher's `where:` (group -> NumberBounds) as plain bounds."""
+    return tuple(
+        b
+        for group, ops in where.items()
+        for b in bounds_of(group, ops if isinstance(ops, Mapping) else vars(ops))
     )
 
 
@@ -150,11 +167,11 @@ def catalogue_signatures(messages: Any, causes: Any) -> dict[str, list[Signature
 
 def _own_matchers(cause: Any) -> tuple[MatcherSpec, ...]:
     """The cause's own regex and substring matchers, as line-scope vetoes."""
-    seen: dict[tuple[str, str, bool], MatcherSpec] = {}
+    seen: dict[tuple[str, str, bool, tuple[Bound, ...]], MatcherSpec] = {}
     for sig in getattr(cause, "signatures", ()):
         for mt in sig.matchers:
             if mt.type in ("regex", "substring"):
-                key = (mt.type, mt.pattern or mt.text, mt.ignore_case)
+                key = (mt.type, mt.pattern or mt.text, mt.ignore_case, mt.where)
                 seen.setdefault(
                     key,
                     MatcherSpec(
@@ -163,6 +180,7 @@ def _own_matchers(cause: Any) -> tuple[MatcherSpec, ...]:
                         text=mt.text,
                         ignore_case=mt.ignore_case,
                         scope="line",
+                        where=mt.where,
                     ),
                 )
     return tuple(seen.values())

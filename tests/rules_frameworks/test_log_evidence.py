@@ -123,35 +123,3 @@ def test_healthy_corpus_logs_get_no_framework_cause(rules: KnowledgeBase) -> Non
     for path in healthy:
         found = {c.id for c in diagnose_paths(rules, [path]).causes}
         assert not found & mine, (path.name, found & mine)
-
-
-def _pairs() -> list[tuple[str, str]]:
-    """(step, data) number patterns whose leading digits guarantee data >= step / 2."""
-    out = []
-    for d in range(1, 10):
-        steps = [d] + ([d + 1] if 3 <= d + 1 <= 9 else [])
-        s = f"[{''.join(map(str, steps))}]" if len(steps) > 1 else str(d)
-        out += [
-            (rf"0\.{s}\d*", rf"0\.{d}\d*"),
-            (rf"{s}\.\d*", rf"{d}\.\d*"),
-            (rf"{s}\d\.\d*", rf"{d}\d\.\d*"),
-        ]
-    return out
-
-
-def generated_data_time_patterns() -> list[str]:
-    """How the `data-time-dominates-step` regexes are built; regenerate them from here."""
-    sep = r"(?:\s*s(?:ec)?)?,\s*(?:avg_)?"
-    torch = "|".join(rf"{st}\)\s+Data\s+[\d.]+\s+\(\s*{da}\)" for st, da in _pairs())
-    reader_first = "|".join(rf"{da}{sep}batch_cost[:=]\s*{st}" for st, da in _pairs())
-    batch_first = "|".join(rf"{st}{sep}reader_cost[:=]\s*{da}" for st, da in _pairs())
-    return [
-        rf"Time\s+[\d.]+\s+\(\s*(?:{torch})",
-        rf"reader_cost[:=]\s*(?:{reader_first})(?:\s|s|,|$)",
-        rf"batch_cost[:=]\s*(?:{batch_first})(?:\s|s|,|$)",
-    ]
-
-
-def test_the_data_time_regexes_are_the_generated_ones(rules: KnowledgeBase) -> None:
-    sig = _data_time_signature(rules)
-    assert [m.pattern for m in sig.matchers] == generated_data_time_patterns()

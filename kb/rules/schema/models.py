@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from kb.rules.numeric import parse_operand
 from kb.rules.valuekinds import ValueKind
 
 ID_PATTERN = r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$"
@@ -87,11 +88,39 @@ class _MatcherBase(Strict):
     )
 
 
+def _bound(value: float | str | None) -> float | str | None:
+    if value is not None:
+        parse_operand(value)  # a one-line ValueError for anything but a bound
+    return value
+
+
+BoundValue = Annotated[
+    float | str | None,
+    AfterValidator(_bound),
+    Field(description="a number, a group of the same match, or '<number> * <group>'"),
+]
+
+
+class NumberBounds(Strict):
+    """Bounds on the number a named group captured (`kb.rules.numeric`); all must hold."""
+
+    lt: BoundValue = None
+    le: BoundValue = None
+    gt: BoundValue = None
+    ge: BoundValue = None
+    eq: BoundValue = None
+
+
 class RegexMatcher(_MatcherBase):
     """A regular expression in RE2 syntax; named groups `(?P<name>...)` are extractors."""
 
     type: Literal["regex"]
     pattern: str = Field(min_length=1)
+    where: dict[ParamName, NumberBounds] = Field(
+        default_factory=dict,
+        description="group name -> bounds on its number: the matcher fires only on a "
+        "match whose values satisfy them all, e.g. {data_time: {ge: 0.5 * batch_time}}",
+    )
 
 
 class SubstringMatcher(_MatcherBase):

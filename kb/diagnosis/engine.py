@@ -71,12 +71,7 @@ def _unnamed(
     from kb.diagnosis import failure
 
     catalogue = failure.load_catalogue()
-    known = {
-        (h.file, h.line_no)
-        for (rid, _), r in outcome.results.items()
-        if failure.spec_of(rules, rid) is not None
-        for h in r.hits
-    }
+    known = failure.rule_failure_lines(rules, outcome.results, facts.get("context"))
     seen = failure.catalogue_failures(rules, catalogue, short, known)
     if seen:
         diag = rank(rules, outcome.results, reports, facts, seen)

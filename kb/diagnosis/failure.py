@@ -172,6 +172,27 @@ def message_class(message: Any) -> str:
     return str(getattr(message, "class_", "") or getattr(message, "cls", "") or "")
 
 
+def rule_failure_lines(
+    rules: Any, results: Mapping[Any, Any], context: Any
+) -> set[tuple[str, int]]:
+    """(file, line) of the lines a failure symptom's own signatures fired on and that
+    stand as failures: a line that counts only in a traceback (`in_traceback`) and is
+    not in one says nothing, so the catalogue may still read it (a one-line paste of
+    `RuntimeError: <a catalogued rendezvous message>`)."""
+    out: set[tuple[str, int]] = set()
+    for (rid, _), r in results.items():
+        spec = spec_of(rules, rid)
+        if spec is None:
+            continue
+        for h in r.hits:
+            if spec.get("in_traceback") and not (
+                context is not None and context.in_traceback(h.file, h.line_no)
+            ):
+                continue
+            out.add((h.file, h.line_no))
+    return out
+
+
 def catalogue_failures(
     rules: Any,
     catalogue: Any,

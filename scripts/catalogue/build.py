@@ -101,7 +101,7 @@ def _gloo(git_dir: Path) -> tuple[str, list[Seen]]:
 # libraries read file by file (`dirscan`: `<dir>/VERSIONS` and one folder per version),
 # where the repository is too large for a mirror: `build.py torch --src-dir DIR`
 DIR_SOURCES = {
-    "torch": "https://github.com/pytorch/pytorch (torch.distributed, c10d)",
+    "torch": "https://github.com/pytorch/pytorch (torch.distributed: c10d, elastic, run; DDP, torch.cuda init, DataLoader)",
     "tensorflow": "https://github.com/tensorflow/tensorflow",
     "paddle": "https://github.com/PaddlePaddle/Paddle",
     "mxnet": "https://github.com/apache/mxnet",

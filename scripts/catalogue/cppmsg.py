@@ -162,6 +162,16 @@ def _call_text(text: str, i: int, name: str) -> str | None:
     return got
 
 
+def _used_as_format(after: str, name: str) -> bool:
+    """Whether a built message is later the format of a printf-style call (Paddle's
+    `errors::PreconditionNotMet(error_msg, dso_name, errorno)`, `Sprintf(error_msg, ...)`)."""
+    return bool(
+        re.search(
+            rf"(?:errors::\w+|Sprintf|StrFormat|snprintf)\s*\(\s*{re.escape(name)}\s*,", after
+        )
+    )
+
+
 def _useful(template: str) -> bool:
     return bool(template.replace("%s", "").replace("%%", "").strip())
 
@@ -182,6 +192,8 @@ def messages(text: str) -> Iterator[CppMessage]:
                 text[i : i + 1500],
             )
             level = STREAM_LEVELS.get(logged.group(1), "error") if logged else "error"
+            if _used_as_format(text[i : i + 1500], m.group(1)):
+                got = got.replace("%%", "%")  # its literal text is a printf format itself
             yield CppMessage(level, got, text.count("\n", 0, m.start()) + 1)
     for m in head.finditer(text):
         if m.start() in nested:

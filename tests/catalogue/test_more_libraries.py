@@ -93,8 +93,8 @@ def test_real_corpus_lines_match_their_entry(
 def test_the_versions_say_what_was_read(cat: Catalogue) -> None:
     libs = {lib.name: lib for lib in cat.libraries}
     assert libs["paramiko"].versions == "2.4.3-3.5.1"
-    assert libs["tensorflow"].versions == "2.4-2.13"
-    assert libs["torch"].versions == "1.x-2.late"
+    assert libs["tensorflow"].versions == "1.x-2.13"
+    assert libs["torch"].versions == "1.x-2.13.0"
     assert libs["paddle"].versions == "2.x-3.x"
     assert libs["mxnet"].versions == "git-0a79c248"  # a commit, not a release: none is known
     dist = [m for m in cat.by_library("mxnet") if "USE_DIST_KVSTORE" in m.template]

@@ -41,9 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from loggen import generate, generate_dense, generate_flood
 
 ROOT = Path(__file__).resolve().parent.parent
-SMALL_LOG = (
-    Path(__file__).resolve().parents[1] / "tests/shared/corpus/dev/h200-libcudart-10.1-missing.log"
-)
+SMALL_LOG = Path(__file__).resolve().parents[1] / "corpora/dev-h200/h200-libcudart-10.1-missing.log"
 
 
 def run_measured(

@@ -207,7 +207,7 @@ def _dense_prefix(rank: int, pid: int, tid: int) -> str:
 
 def dense_init(rng: random.Random, comm: int, rank: int) -> list[str]:
     """One rank's INFO lines for one communicator, in the shapes NCCL 2.18-2.21 prints
-    (tests/data/logs, tests/heldout*/healthy-*.log): versions and plugins, NET/IB
+    (corpora/dev, corpora/healthy/batch-*/healthy-*.log): versions and plugins, NET/IB
     devices, Init START, ring orders, Trees, per-channel connections over P2P and
     NET/IB, proxy connections, thresholds, Init COMPLETE and its timings."""
     r, n = rank, DENSE_RANKS

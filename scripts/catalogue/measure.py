@@ -2,7 +2,8 @@
 of the tree: each log diagnosed with the compiled rules as shipped and with the
 catalogue's signatures taken out (top-1, top-3, healthy logs kept clean).
 
-    python scripts/catalogue/measure.py [CORPUS_DIR ...]   # default: tests/data, tests/heldout*
+    python scripts/catalogue/measure.py [CORPUS_DIR ...]   # default: corpora/dev, corpora/batch-2026-11-*
+    # and their healthy logs in corpora/healthy/
 """
 
 from __future__ import annotations
@@ -62,9 +63,11 @@ def score(rules: CompiledRules, corpus: Path) -> tuple[int, int, int, int, int, 
 
 
 def main(argv: list[str]) -> int:
-    corpora = [Path(a) for a in argv] or [ROOT / "tests" / "data"] + sorted(
-        p.parent for p in (ROOT / "tests").glob("heldout*/labels.csv")
-    )
+    corpora = [Path(a) for a in argv] or [
+        ROOT / "corpora" / top / name
+        for top in (".", "healthy")
+        for name in ("dev", *(p.name for p in sorted(ROOT.glob("corpora/batch-2026-11-*"))))
+    ]
     shipped = load_rules()
     plain = without_catalogue(shipped)
     for corpus in corpora:

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from kb.rules.catalogue import Catalogue, Message, load_catalogue
+from tests import corpora_loader as corpora
 
 ROOT = Path(__file__).resolve().parents[2]
-TESTS = ROOT / "tests"
 LIBRARIES = {
     "nccl", "rccl", "cuda", "openssh", "ompi", "prrte", "glibc-ld", "horovod", "torchelastic",
     "ucx", "gloo",
@@ -63,7 +63,7 @@ def test_nccl_is_covered_from_2_4_to_the_newest_release(cat: Catalogue) -> None:
 
 def _real_nccl_warn_lines() -> list[str]:
     lines: set[str] = set()
-    logs = [*TESTS.glob("heldout*/**/*.log"), *(TESTS / "data" / "logs").glob("*.log")]
+    logs = [p for name in (*corpora.BATCHES_2026_11, "dev") for p in corpora.logs(name)]
     for path in logs:
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
             if "NCCL WARN " in line:
@@ -278,8 +278,8 @@ def test_loading_the_catalogue_is_fast() -> None:
             [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120
         )
         assert out.returncode == 0, out.stderr
-        n, load, per_line = out.stdout.split()
-        times.append((float(load), float(per_line)))
+        n, load_text, line_text = out.stdout.split()
+        times.append((float(load_text), float(line_text)))
     load, per_line = min(times[1:])
     assert int(n) > 4000
     assert load < 1.0, f"loading took {load:.2f} s"

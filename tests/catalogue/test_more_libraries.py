@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from kb.rules.catalogue import Catalogue, load_catalogue
+from tests import corpora_loader as corpora
 
 ROOT = Path(__file__).resolve().parents[2]
-TESTS = ROOT / "tests"
 sys.path.insert(0, str(ROOT / "scripts" / "catalogue"))
 
 import cppmsg  # noqa: E402
@@ -27,7 +27,7 @@ def cat() -> Catalogue:
 
 def _corpus_lines(needle: str) -> list[str]:
     lines: set[str] = set()
-    logs = [*TESTS.glob("heldout*/**/*.log"), *(TESTS / "data" / "logs").glob("*.log")]
+    logs = [p for name in (*corpora.BATCHES_2026_11, "dev") for p in corpora.logs(name)]
     for path in sorted(logs):
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
             if needle in line:

@@ -12,7 +12,7 @@ from kb.cli.main import main
 
 TESTS = Path(__file__).resolve().parents[1]
 RULES = TESTS / "diagnosis" / "rules"
-LOG = TESTS / "data" / "logs" / "h200-nccl-socket-ifname-missing.log"
+LOG = TESTS.parent / "corpora" / "dev" / "h200-nccl-socket-ifname-missing.log"
 
 
 def _first_title(capsys: pytest.CaptureFixture[str], *argv: str) -> str:

@@ -1,4 +1,5 @@
-"""The diagnosis against a corpus of real logs (tests/data): the product's truth test.
+"""The diagnosis against the development corpus of real logs (corpora/dev and its healthy
+logs in corpora/healthy/dev): the product's truth test.
 
 Why: rule examples are one-liners written by the rule author; these logs were posted
 in public threads or printed by a real 2xH200 host, and each is labelled with the
@@ -13,7 +14,6 @@ missing), so a fix shows up as an XPASS that asks for the entry to be removed.
 
 from __future__ import annotations
 
-import csv
 import json
 import subprocess
 import sys
@@ -23,10 +23,11 @@ from typing import Any
 
 import pytest
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-LABELS = DATA / "labels.csv"
-COLUMNS = ["file", "cause_id", "source", "evidence"]
-NOT_A_CAUSE = {"none", "other"}
+from tests import corpora_loader as corpora
+
+CORPUS = "dev"
+COLUMNS = corpora.COLUMNS
+NOT_A_CAUSE = corpora.NOT_A_CAUSE
 DEVICE_SOURCE = "2xH200 host"  # sources of logs captured on the project's own machine
 
 # file -> why the engine misses it today (strict xfail: remove the entry once it passes)
@@ -46,26 +47,20 @@ class Case:
     cause_id: str
     source: str
     evidence: str
-
-    @property
-    def path(self) -> Path:
-        beside = DATA / self.file
-        return beside if beside.exists() else DATA / "logs" / self.file
+    path: Path
 
     @property
     def from_device(self) -> bool:
         return self.source.startswith(DEVICE_SOURCE)
 
 
-def _read_labels() -> tuple[list[str], list[Case]]:
-    with LABELS.open(newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        header = list(reader.fieldnames or [])
-        cases = [Case(**{k: (row.get(k) or "").strip() for k in COLUMNS}) for row in reader]
-    return header, cases
+def _read_labels() -> tuple[list[list[str]], list[Case]]:
+    headers = [corpora.header(f) for f in corpora.folders(CORPUS)]
+    cases = [Case(r.file, r.cause_id, r.source, r.evidence, r.path) for r in corpora.rows(CORPUS)]
+    return headers, cases
 
 
-HEADER, CASES = _read_labels()
+HEADERS, CASES = _read_labels()
 JUDGED = [c for c in CASES if c.cause_id != "other"]
 
 
@@ -109,14 +104,14 @@ def rule_ids() -> set[str]:
 
 
 def test_labels_csv_has_the_scorer_columns_and_one_row_per_existing_log() -> None:
-    assert HEADER == COLUMNS
+    assert HEADERS == [COLUMNS, COLUMNS]
     names = [c.file for c in CASES]
     assert len(names) == len(set(names)), "a log is labelled twice"
     missing = [c.file for c in CASES if not c.path.is_file()]
     assert not missing, f"labelled logs not found: {missing}"
     empty = [c.file for c in CASES if not (c.cause_id and c.source and c.evidence)]
     assert not empty, f"rows with an empty cause_id, source or evidence: {empty}"
-    unlabelled = sorted({p.name for p in (DATA / "logs").glob("*.log")} - set(names))
+    unlabelled = sorted({p.name for p in corpora.logs(CORPUS)} - set(names))
     assert not unlabelled, f"logs without a label: {unlabelled}"
 
 

@@ -1,10 +1,12 @@
-"""The held-out corpora (tests/heldout*): well-formed, and no false alarm on a healthy log.
+"""The held-out batches (corpora/batch-2026-11-*): well-formed, and no false alarm on a
+healthy log.
 
-Why: each held-out corpus measured, once, how the rules do on logs nobody had tuned
+Why: each held-out batch measured, once, how the rules do on logs nobody had tuned
 for (README, "Accuracy"); its failures are then scored by `scripts/score_corpus.py`,
 not asserted here, because a miss is a measurement, not a broken build. A false alarm
 on a healthy real run is different: every later rule must keep all of them clean, so
-each one is a test. The labels must stay usable by the scorer.
+each one is a test (the healthy gate, corpora/healthy/). The labels must stay usable by
+the scorer.
 """
 
 from __future__ import annotations
@@ -15,21 +17,15 @@ from typing import Any
 
 import pytest
 
-TESTS = Path(__file__).resolve().parents[1]
-CORPORA = sorted(p.parent for p in TESTS.glob("heldout*/labels.csv"))
-COLUMNS = ["file", "cause_id", "source", "evidence"]
+from tests import corpora_loader as corpora
 
-
-def _rows(corpus: Path) -> list[dict[str, str]]:
-    with (corpus / "labels.csv").open(newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
-
+CORPORA = corpora.BATCHES_2026_11
+COLUMNS = corpora.COLUMNS
 
 HEALTHY = [
-    pytest.param(corpus / row["file"], id=f"{corpus.name}/{Path(row['file']).stem}")
-    for corpus in CORPORA
-    for row in _rows(corpus)
-    if row["cause_id"] == "none"
+    pytest.param(path, id=f"{name}/{path.stem}")
+    for name in CORPORA
+    for path in corpora.healthy(name)
 ]
 
 
@@ -44,16 +40,17 @@ def test_there_are_held_out_corpora_with_healthy_logs() -> None:
     assert len(CORPORA) >= 5 and len(HEALTHY) >= 40
 
 
-@pytest.mark.parametrize("corpus", CORPORA, ids=lambda p: p.name)
-def test_labels_have_the_scorer_columns_and_name_existing_logs(corpus: Path) -> None:
-    with (corpus / "labels.csv").open(newline="", encoding="utf-8") as fh:
-        assert next(csv.reader(fh)) == COLUMNS
-    rows = _rows(corpus)
-    names = [r["file"] for r in rows]
+@pytest.mark.parametrize("corpus", CORPORA)
+def test_labels_have_the_scorer_columns_and_name_existing_logs(corpus: str) -> None:
+    for folder in corpora.folders(corpus):
+        with (folder / "labels.csv").open(newline="", encoding="utf-8") as fh:
+            assert next(csv.reader(fh)) == COLUMNS
+    rows = corpora.rows(corpus)
+    names = [r.file for r in rows]
     assert len(names) == len(set(names)), "a log is labelled twice"
-    assert all((corpus / n).is_file() for n in names)
-    assert {p.name for p in corpus.glob("*.log")} == set(names), "a log without a label"
-    assert all(r["cause_id"] and r["source"] and r["evidence"] for r in rows)
+    assert all(r.path.is_file() for r in rows)
+    assert {p.name for p in corpora.logs(corpus)} == set(names), "a log without a label"
+    assert all(r.cause_id and r.source and r.evidence for r in rows)
 
 
 @pytest.mark.parametrize("path", HEALTHY)

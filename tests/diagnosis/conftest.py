@@ -16,14 +16,16 @@ from typing import Any
 
 import pytest
 
+from tests import corpora_loader as corpora
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 FIXTURE_RULES = HERE / "rules"
 SHIPPED_RULES = ROOT / "rules"
-DEV_CORPUS = ROOT / "tests" / "shared" / "corpus" / "dev"
+DEV_CORPUS = corpora.Corpus("dev-h200")  # the project's shared dev corpus (2xH200 captures)
 H200_FIXTURES = ROOT / "tests" / "shared" / "fixtures" / "h200-x2"
-DATA_CORPUS = ROOT / "tests" / "data"
-HELDOUT = ROOT / "tests" / "heldout"
+DATA_CORPUS = corpora.Corpus("dev")
+HELDOUT = corpora.Corpus("batch-2026-11-29")  # the first held-out batch, since tuned on
 
 
 def agreed(rules: Any, text: str | None = None, paths: list[Path] | None = None) -> dict[str, Any]:

@@ -15,9 +15,7 @@ from kb.diagnosis.engine import diagnose_paths
 
 from .conftest import DATA_CORPUS, DEV_CORPUS, H200_FIXTURES
 
-REAL_LOGS = sorted(
-    [*DEV_CORPUS.glob("*.log"), *(DATA_CORPUS / "logs").glob("*.log"), *H200_FIXTURES.glob("*.txt")]
-)
+REAL_LOGS = sorted([*DEV_CORPUS.logs(), *DATA_CORPUS.logs(), *H200_FIXTURES.glob("*.txt")])
 
 
 def _comparable(diag: Any) -> dict[str, Any]:

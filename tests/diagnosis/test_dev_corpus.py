@@ -1,9 +1,8 @@
-"""The shipped rules on the real logs captured for development (tests/shared/corpus/dev, a copy of ../shared/corpus/dev):
+"""The shipped rules on the real logs captured for development (corpora/dev-h200, a copy of
+../shared/corpus/dev):
 every failure log has its labelled cause ranked first, the healthy log gives none."""
 
 from __future__ import annotations
-
-import csv
 
 import pytest
 
@@ -11,8 +10,7 @@ from kb.diagnosis.engine import diagnose_paths
 
 from .conftest import DEV_CORPUS
 
-with open(DEV_CORPUS / "labels.csv", encoding="utf-8") as _fh:
-    ROWS = list(csv.DictReader(_fh))
+ROWS = [{"file": r.file, "cause_id": r.cause_id} for r in DEV_CORPUS.rows()]
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[r["file"] for r in ROWS])
@@ -26,7 +24,7 @@ def test_dev_corpus_log_is_diagnosed_top_1(shipped, row: dict[str, str]) -> None
 
 
 def test_all_dev_logs_together_name_every_cause(shipped) -> None:
-    diag = diagnose_paths(shipped, sorted(DEV_CORPUS.glob("*.log")))
+    diag = diagnose_paths(shipped, DEV_CORPUS.logs())
     want = {r["cause_id"] for r in ROWS} - {"none"}
     assert want <= {c.id for c in diag.causes}
     assert diag.stats.files == len(ROWS)

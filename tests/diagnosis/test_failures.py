@@ -11,7 +11,6 @@ traceback that the training survived) are asserted too. Shipped rules, real log 
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 from typing import Any
@@ -19,10 +18,9 @@ from typing import Any
 import pytest
 
 from kb.diagnosis.engine import diagnose_paths, diagnose_text
+from tests import corpora_loader as corpora
 
-from .conftest import ROOT, agreed
-
-TESTS = ROOT / "tests"
+from .conftest import agreed
 
 CHILD_FAILED_SEGV = """\
 [2024-05-02 10:00:01,112] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -11) local_rank: 1 (pid: 4128) of binary: /usr/bin/python
@@ -213,7 +211,7 @@ def test_the_same_traceback_at_the_end_is_a_failure(shipped: Any) -> None:
 
 def test_a_real_oom_kill_names_host_memory_first(shipped: Any) -> None:
     """mgsv#2: `failed (exitcode: -9)` with `Signal 9 (SIGKILL)`: the OOM killer."""
-    path = TESTS / "heldout5" / "other-mgsv-2-oomkilled-exitcode-minus-9.log"
+    path = corpora.path("batch-2026-11-30d", "other-mgsv-2-oomkilled-exitcode-minus-9.log")
     out = diagnose_paths(shipped, [path]).to_json()
     assert out["failure"]["kind"] == "killed"
     assert out["causes"][0]["id"] == "host-out-of-memory"
@@ -228,7 +226,7 @@ def test_a_real_oom_kill_names_host_memory_first(shipped: Any) -> None:
     ],
 )
 def test_real_gpu_faults_are_crashes(shipped: Any, name: str) -> None:
-    out = diagnose_paths(shipped, [TESTS / "heldout5" / name]).to_json()
+    out = diagnose_paths(shipped, [corpora.path("batch-2026-11-30d", name)]).to_json()
     assert out["failure"]["kind"] == "crash"
     assert out["failure"]["symptom"] == "gpu-kernel-fault"
 
@@ -263,15 +261,8 @@ def test_a_catalogued_failure_message_is_a_failure(shipped: Any) -> None:
 
 
 def _healthy_logs() -> list[Path]:
-    paths = set(TESTS.glob("**/healthy-*.log"))
-    for labels in TESTS.glob("**/labels.csv"):
-        with labels.open(newline="", encoding="utf-8") as fh:
-            for row in csv.DictReader(fh):
-                if row.get("cause_id") in ("none", "healthy"):
-                    for base in (labels.parent, labels.parent / "logs"):
-                        if (base / row["file"]).is_file():
-                            paths.add(base / row["file"])
-    return sorted(paths)
+    """The healthy gate: every healthy log but those of the blind batch of 2026-12-01."""
+    return sorted(corpora.healthy(*corpora.DEV, *corpora.BATCHES_2026_11))
 
 
 HEALTHY = _healthy_logs()
@@ -281,7 +272,7 @@ def test_there_are_many_healthy_logs() -> None:
     assert len(HEALTHY) >= 60
 
 
-@pytest.mark.parametrize("path", HEALTHY, ids=lambda p: str(p.relative_to(TESTS)))
+@pytest.mark.parametrize("path", HEALTHY, ids=lambda p: str(p.relative_to(corpora.ROOT)))
 def test_no_healthy_log_gets_a_failure(shipped: Any, path: Path) -> None:
     out = diagnose_paths(shipped, [path]).to_json()
     assert "failure" not in out, f"false failure: {out.get('failure')}"

@@ -4,7 +4,7 @@ A run that completed (nccl-tests' `Out of bounds values : 0 OK`, a training summ
 `Init COMPLETE` followed by steady progress) is healthy even when its INFO lines say
 that NCCL found no libibverbs or sends between nodes over sockets; such context never
 outranks a cause shown by an error line either. Tested on the real logs of
-tests/heldout2 with the fixture rules (whose nccl-ib-missing fires on those INFO and
+batch-2026-11-30a (once tests/heldout2) with the fixture rules (whose nccl-ib-missing fires on those INFO and
 warning lines, as the shipped rules once did).
 """
 
@@ -15,10 +15,9 @@ import re2
 
 from kb.diagnosis.analyzers.completion import PROGRESS_LINES, Completion
 from kb.diagnosis.engine import diagnose_text
+from tests import corpora_loader as corpora
 
-from .conftest import ROOT
-
-HELDOUT2 = ROOT / "tests" / "heldout2"
+HELDOUT2 = corpora.Corpus("batch-2026-11-30a")  # once tests/heldout2
 AWS = (HELDOUT2 / "healthy-aws-g5-2node-tcp-libibverbs-missing-allreduce.log").read_text()
 
 

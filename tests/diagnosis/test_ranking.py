@@ -7,6 +7,7 @@ from pathlib import Path
 
 from kb.diagnosis.engine import diagnose_paths, diagnose_text
 from kb.diagnosis.ranking import LIKELY
+from tests import corpora_loader as corpora
 
 CUDA = "OSError: libcudart.so.10.1: cannot open shared object file: No such file or directory"
 
@@ -140,11 +141,7 @@ def test_the_first_failure_is_a_specific_causes_line_not_a_later_timeout(
 
 def test_a_workaround_that_points_at_a_failure_outranks_a_slow_topology(rules) -> None:
     # PCIe topology (PXB/PIX/SYS), "the rest will result in hanging", P2P_DISABLE=1 works
-    path = (
-        Path(__file__).parents[1]
-        / "heldout"
-        / "p2p-nccl-667-hang-pxb-pix-p2p-disable-workaround.log"
-    )
+    path = corpora.path("batch-2026-11-29", "p2p-nccl-667-hang-pxb-pix-p2p-disable-workaround.log")
     diag = diagnose_paths(rules, [path])
     ids = [c.id for c in diag.causes]
     assert ids[0] == "nccl-p2p-failure"

@@ -103,7 +103,7 @@ def test_min_hits_counts_different_lines(features, times: int, fires: bool) -> N
 
 
 def test_at_end_on_a_real_log_that_stops_after_its_server_started(features) -> None:
-    path = DATA_CORPUS / "logs" / "tfdist-adanet-76-stuck-started-server.log"
+    path = DATA_CORPUS / "tfdist-adanet-76-stuck-started-server.log"
     diag = diagnose_paths(features, [path])
     assert [c.id for c in diag.causes] == ["stuck"]
     assert diag.causes[0].evidence[0].line == 1

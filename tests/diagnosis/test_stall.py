@@ -24,7 +24,7 @@ TF_SERVER = (
 
 def test_the_real_tf_log_stuck_after_its_server_started(rules) -> None:
     diag = diagnose_paths(
-        rules, [DATA_CORPUS / "logs" / "tfdist-adanet-76-stuck-started-server.log"]
+        rules, [DATA_CORPUS / "tfdist-adanet-76-stuck-started-server.log"]
     )
     assert diag.symptoms == ["rendezvous-fails"]
     first = diag.causes[0]

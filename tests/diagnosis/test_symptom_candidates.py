@@ -8,7 +8,6 @@ to rerun with NCCL_DEBUG=INFO. Healthy logs must still give nothing.
 
 from __future__ import annotations
 
-import csv
 import json
 import shutil
 from pathlib import Path
@@ -142,21 +141,14 @@ def test_real_bare_error_logs_get_candidates_with_their_context(shipped) -> None
     assert "one node (all 4 nccl-tests ranks run on fastmoe)" in diag.causes[0].explanation
     # old PyTorch's misspelt `unhanled system error`, and nothing else
     bare = diagnose_paths(
-        shipped, [DATA_CORPUS / "logs" / "dockernet-pytorch-23363-two-containers-bridge.log"]
+        shipped, [DATA_CORPUS / "dockernet-pytorch-23363-two-containers-bridge.log"]
     )
     assert bare.causes and all(c.basis == BASIS_SYMPTOM for c in bare.causes)
     assert all(c.confidence < LIKELY for c in bare.causes)
 
 
 def _healthy() -> list[Path]:
-    out = []
-    for root in (DEV_CORPUS, DATA_CORPUS, HELDOUT):
-        with open(root / "labels.csv", encoding="utf-8") as fh:
-            for row in csv.DictReader(fh):
-                if row["cause_id"] == "none":
-                    path = root / row["file"]
-                    out.append(path if path.exists() else root / "logs" / row["file"])
-    return out
+    return [r.path for c in (DEV_CORPUS, DATA_CORPUS, HELDOUT) for r in c.rows() if r.healthy]
 
 
 def test_there_are_healthy_logs_to_check() -> None:

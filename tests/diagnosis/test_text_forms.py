@@ -2,7 +2,7 @@
 inside a sentence of prose, URL-encoded,
 quoted in prose; and optional-plugin probes that are never evidence.
 
-Each form is tested on the real log it came from (tests/heldout2) with the fixture rules,
+Each form is tested on the real log it came from (corpora/batch-2026-11-30a) with the fixture rules,
 whose patterns are written for the plain message, and on constructed variants that must
 *not* be joined (stack frames, tables, log records). The fast and the reference paths
 agree on all of it, and a message never counts twice.
@@ -18,10 +18,11 @@ from kb.diagnosis.engine import diagnose_text
 from kb.diagnosis.matching import run_signatures
 from kb.diagnosis.unwrap import WORD_WRAP_BYTES, logical_lines
 from kb.rules.schema.models import Signature
+from tests import corpora_loader as corpora
 
-from .conftest import ROOT, agreed
+from .conftest import agreed
 
-HELDOUT2 = ROOT / "tests" / "heldout2"
+HELDOUT2 = corpora.Corpus("batch-2026-11-30a")  # once tests/heldout2
 
 
 def _marked(rules: Any, text: str, cid: str) -> list[str]:

@@ -1,5 +1,5 @@
 """Fixtures for the hang tests: the shipped rules (compiled into a private cache), the
-CLI in a subprocess, and the real captures of tests/corpora/hangs."""
+CLI in a subprocess, and the real captures of corpora/hangs."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = ROOT / "tests" / "corpora" / "hangs"
+CORPUS = ROOT / "corpora" / "hangs"
 RULES = ROOT / "rules"
 
 

@@ -11,7 +11,7 @@ from kb.authoring.checked import load_kb
 from tests.tui.driving import paste, shows, until_screen
 
 ROOT = Path(__file__).resolve().parents[2]
-RAS = ROOT / "tests" / "corpora" / "hangs" / "nccl-sleep" / "ras.txt"
+RAS = ROOT / "corpora" / "hangs" / "nccl-sleep" / "ras.txt"
 
 
 @pytest.fixture(scope="module")

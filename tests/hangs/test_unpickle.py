@@ -12,7 +12,7 @@ import pytest
 
 from kb.diagnosis.hangs.unpickle import RefusedPickle, loads_plain
 
-CORPUS = Path(__file__).resolve().parents[1] / "corpora" / "hangs"
+CORPUS = Path(__file__).resolve().parents[2] / "corpora" / "hangs"
 
 
 @dataclass

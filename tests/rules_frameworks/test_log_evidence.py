@@ -5,15 +5,15 @@ the specific cause rather than a neighbouring one."""
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 
 from kb.diagnosis.engine import diagnose_paths, diagnose_text
 from kb.diagnosis.matching import run_signatures
 from kb.rules.knowledge import KnowledgeBase
+from tests import corpora_loader as corpora
 
-LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
+LOGS = corpora.ROOT / "dev"
 
 
 def _data_time_signature(rules: KnowledgeBase):  # type: ignore[no-untyped-def]
@@ -106,7 +106,7 @@ def test_real_failure_logs_get_their_cause_first(
 ) -> None:
     path = LOGS / log
     if not path.exists():
-        pytest.skip(f"{log} is not in tests/data/logs")
+        pytest.skip(f"{log} is not in corpora/dev")
     diag = diagnose_paths(rules, [path])
     assert [c.id for c in diag.causes][:1] == [cause]
 
@@ -118,7 +118,7 @@ def test_healthy_corpus_logs_get_no_framework_cause(rules: KnowledgeBase) -> Non
         if rules.area_of(c.id)
         in {"cuda", "tensorflow", "paddle", "mxnet", "pytorch", "perf", "data"}
     }
-    healthy = [p for p in LOGS.glob("*healthy*.log")]
+    healthy = corpora.healthy("dev")
     assert healthy
     for path in healthy:
         found = {c.id for c in diagnose_paths(rules, [path]).causes}

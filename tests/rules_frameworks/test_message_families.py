@@ -8,7 +8,6 @@ tests vary them the way terminals and versions do.
 
 from __future__ import annotations
 
-import csv
 import json
 import random
 from pathlib import Path
@@ -18,8 +17,8 @@ import pytest
 from kb.diagnosis.engine import diagnose_paths, diagnose_text
 from kb.diagnosis.matching import run_signatures
 from kb.rules.knowledge import KnowledgeBase
+from tests import corpora_loader as corpora
 
-TESTS = Path(__file__).resolve().parents[1]
 FRAMEWORK_AREAS = {"cuda", "tensorflow", "paddle", "mxnet", "pytorch", "perf", "data"}
 
 
@@ -344,19 +343,7 @@ def test_zero_throughput_after_a_too_long_warmup_is_a_benchmark_misconfiguration
 
 
 def _healthy_logs() -> list[Path]:
-    found = list((TESTS / "data" / "logs").glob("*healthy*.log"))
-    for corpus in (TESTS / "heldout", TESTS / "shared" / "corpus" / "dev"):
-        labels = corpus / "labels.csv"
-        if labels.is_file():
-            with labels.open(newline="", encoding="utf-8") as fh:
-                rows = [r for r in csv.DictReader(fh) if r["cause_id"].strip() == "none"]
-            found += [
-                p
-                for r in rows
-                for p in (corpus / r["file"], corpus / "logs" / r["file"])
-                if p.is_file()
-            ]
-    return found
+    return corpora.healthy("dev", "batch-2026-11-29", "dev-h200")
 
 
 def test_healthy_logs_of_every_corpus_get_no_framework_cause(rules: KnowledgeBase) -> None:

@@ -5,22 +5,20 @@ Some launch messages mean a failure only next to another line: `[ ] MXNet` in
 172.17.x.x address is a Docker bridge problem only when a connection or rendezvous
 fails. These tests take real check-build output and real healthy logs, add or remove
 the deciding line, and check the diagnosis follows; and they keep every healthy log of
-the held-out and shared corpora free of launch causes.
+the first two held-out batches and of the H200 dev corpus free of launch causes.
 """
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import pytest
 
+from tests import corpora_loader as corpora
 from tests.rules_launch.launch_area import LAUNCH_CAUSES
 from tests.shipped_rules import ranked
 
-TESTS = Path(__file__).parent.parent
-CHECK_BUILD = TESTS / "data" / "logs" / "healthy-horovod-3051-check-build-nccl.log"
-SHARED_DEV = Path(__file__).resolve().parents[1] / "shared" / "corpus" / "dev"
+CHECK_BUILD = corpora.path("dev", "healthy-horovod-3051-check-build-nccl.log")
 
 
 def check_build() -> str:
@@ -123,22 +121,7 @@ def test_a_cuda_tensor_type_no_build_reduces_is_not_a_build_problem(dtype: str) 
     assert "horovod-built-without-nccl" not in ranked(line)
 
 
-def _healthy(folder: Path) -> list[Path]:
-    labels = folder / "labels.csv"
-    if not labels.exists():
-        return []
-    with open(labels, newline="", encoding="utf-8") as fh:
-        rows = [r for r in csv.DictReader(fh) if r["cause_id"].strip() == "none"]
-    out = []
-    for r in rows:
-        for p in (folder / r["file"], folder / "logs" / r["file"]):
-            if p.exists():
-                out.append(p)
-                break
-    return out
-
-
-HEALTHY = _healthy(TESTS / "heldout") + _healthy(TESTS / "heldout2") + _healthy(SHARED_DEV)
+HEALTHY = corpora.healthy("batch-2026-11-29", "batch-2026-11-30a", "dev-h200")
 
 
 @pytest.mark.parametrize("path", HEALTHY, ids=[p.name for p in HEALTHY])

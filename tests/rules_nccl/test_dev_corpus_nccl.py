@@ -1,24 +1,24 @@
 """Real H200 logs give the NCCL causes they were captured for, and healthy runs none.
 
-Two corpora: the shared dev corpus (`tests/shared/corpus/dev`) and the NCCL cases captured
-for these rules by `capture_h200_nccl_logs.sh` (`logs/`, labelled in `logs/labels.csv`).
+Two corpora: the H200 dev corpus (`corpora/dev-h200`, a copy of the project's shared one) and
+the healthy NCCL cases captured for these rules by `capture_h200_nccl_logs.sh`
+(`corpora/healthy/dev-h200-nccl`).
 They go through `dlperf-help diagnose --json`, the contract the corpus scorer uses, so
 they hold whichever diagnosis engine is behind it.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-SHARED_DEV = HERE.parent / "shared" / "corpus" / "dev"
-OWN = HERE / "logs"
+from tests import corpora_loader as corpora
+
 NCCL_LABELS = {
     "none",
     "nccl-wrong-interface",
@@ -29,18 +29,14 @@ NCCL_LABELS = {
 }
 
 
-def labelled(root: Path) -> list[tuple[Path, str]]:
-    if not (root / "labels.csv").is_file():
-        return []
-    with (root / "labels.csv").open(newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    return [(root / r["file"], r["cause_id"]) for r in rows if r["cause_id"] in NCCL_LABELS]
+def labelled(name: str) -> list[tuple[Path, str]]:
+    return [(r.path, r.cause_id) for r in corpora.rows(name) if r.cause_id in NCCL_LABELS]
 
 
-CASES = labelled(SHARED_DEV) + labelled(OWN)
+CASES = labelled("dev-h200") + labelled("dev-h200-nccl")
 
 
-def diagnose(path: Path) -> dict[str, object]:
+def diagnose(path: Path) -> dict[str, Any]:
     proc = subprocess.run(
         [sys.executable, "-m", "kb.cli.main", "diagnose", "--json", str(path)],
         capture_output=True,
@@ -52,7 +48,7 @@ def diagnose(path: Path) -> dict[str, object]:
     return json.loads(proc.stdout)
 
 
-def cause_ids(result: dict[str, object]) -> list[str]:
+def cause_ids(result: dict[str, Any]) -> list[str]:
     return [c["id"] for c in result["causes"]]  # type: ignore[index,union-attr]
 
 
@@ -66,7 +62,7 @@ def test_each_labelled_log_gives_its_cause_first_or_none_when_healthy(log: Path,
 
 
 def test_the_healthy_all_reduce_log_only_notes_the_socket_fallback() -> None:
-    result = diagnose(SHARED_DEV / "h200-nccl-allreduce-healthy.log")
+    result = diagnose(corpora.path("dev-h200", "h200-nccl-allreduce-healthy.log"))
     notes = [n["id"] for n in result.get("notes", [])]  # type: ignore[union-attr]
     assert cause_ids(result) == []
     assert any(n.startswith("nccl-ib-missing/") for n in notes)
@@ -82,10 +78,10 @@ def test_the_healthy_all_reduce_log_only_notes_the_socket_fallback() -> None:
 def test_the_top_cause_carries_the_values_read_from_the_log(
     log: str, param: str, value: str
 ) -> None:
-    top = diagnose(SHARED_DEV / log)["causes"][0]  # type: ignore[index]
+    top = diagnose(corpora.path("dev-h200", log))["causes"][0]  # type: ignore[index]
     assert top["params"].get(param) == value
 
 
 def test_a_single_node_run_with_nccl_ib_hca_set_is_not_an_ib_problem() -> None:
-    result = diagnose(OWN / "h200-ib-hca-set-no-device.log")
+    result = diagnose(corpora.path("dev-h200-nccl", "h200-ib-hca-set-no-device.log"))
     assert "nccl-ib-missing" not in cause_ids(result)

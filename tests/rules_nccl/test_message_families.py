@@ -1,7 +1,7 @@
 """Real wordings of the NCCL/IB/GPU message families, beyond the ones the rules were first
 written from, each give their cause first; healthy look-alikes give none.
 
-The logs in `families/` are excerpts of public threads (sources in `families/labels.csv`):
+The logs of `corpora/dev-nccl` are excerpts of public threads (sources in its `labels.csv`):
 UCX and Open MPI wordings of an IB completion error, Open MPI's memlock help text, the
 PyTorch heartbeat monitor, CUDA's old `invalid device ordinal` codes and nccl-tests'
 `Test CUDA failure ... 'invalid device ordinal'`, CUDA error 217 (peer access) and 802
@@ -17,22 +17,20 @@ one log at a time.
 
 from __future__ import annotations
 
-import csv
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kb.authoring.checked import load_kb
 from kb.diagnosis.engine import diagnose_paths
+from tests import corpora_loader as corpora
 
-FAMILIES = Path(__file__).resolve().parent / "families"
+CORPUS = "dev-nccl"
 
 
 def rows() -> list[tuple[str, str]]:
-    with (FAMILIES / "labels.csv").open(newline="", encoding="utf-8") as fh:
-        return [(r["file"], r["cause_id"]) for r in csv.DictReader(fh)]
+    return [(r.file, r.cause_id) for r in corpora.rows(CORPUS)]
 
 
 @cache
@@ -41,7 +39,7 @@ def knowledge() -> Any:
 
 
 def cause_ids(name: str) -> list[str]:
-    return [c.id for c in diagnose_paths(knowledge(), [FAMILIES / name]).causes]
+    return [c.id for c in diagnose_paths(knowledge(), [corpora.path(CORPUS, name)]).causes]
 
 
 @pytest.mark.parametrize(("name", "want"), rows(), ids=[r[0] for r in rows()])
@@ -55,5 +53,5 @@ def test_each_family_log_gives_its_cause_first_or_none_when_healthy(name: str, w
 
 def test_every_family_log_is_labelled() -> None:
     labelled = {name for name, _ in rows()}
-    present = {p.name for p in FAMILIES.glob("*.log")}
+    present = {p.name for p in corpora.logs(CORPUS)}
     assert present == labelled

@@ -11,6 +11,7 @@ import pytest
 from kb.rules import loader
 from kb.rules.knowledge import KnowledgeBase
 from kb.util.paths import rules_dir
+from tests.corpora_loader import ROOT as CORPORA
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -31,4 +32,4 @@ def kb() -> KnowledgeBase:
 
 
 DATA = Path(__file__).parent / "data"
-LOGS = Path(__file__).parents[1] / "data" / "logs"
+LOGS = CORPORA / "dev"  # failure logs of the development corpus

@@ -1,6 +1,6 @@
 """Scenarios for the walk: a real log (or a symptom), the node as recorded, the truth.
 
-Each scenario is one known cause: the log from tests/data/logs, the outputs recorded on
+Each scenario is one known cause: the log from corpora/dev, the outputs recorded on
 the 2×H200 host (tests/walk/data) changed only where the cause changes them (a veth
 beside eth0, a port held by a process, Debian's `127.0.1.1 <hostname>`), and what a
 user who knows the truth would answer. The simulated user answers those questions,
@@ -18,9 +18,10 @@ from kb.diagnosis.engine import diagnose_paths
 from kb.rules.knowledge import KnowledgeBase
 from kb.walk.batch import BatchEnd, run_batch
 from kb.walk.engine import Walk
+from tests.corpora_loader import ROOT as CORPORA
 
 DATA = Path(__file__).parent / "data"
-LOGS = Path(__file__).parents[1] / "data" / "logs"
+LOGS = CORPORA / "dev"  # failure logs of the development corpus
 
 Cases = list[tuple[str, str, int]]
 
@@ -88,7 +89,7 @@ def play(kb: KnowledgeBase, sc: Scenario, limit: int = 80) -> tuple[Walk, BatchE
 def states(walk: Walk) -> list[dict[str, tuple[float, str]]]:
     """The beliefs after each step of the path, first to last (replayed with undo)."""
     events = list(walk.events)
-    out = []
+    out: list[dict[str, tuple[float, str]]] = []
     while True:
         out.append({b.id: (b.p, b.status) for b in walk.beliefs()})
         if walk.undo() is None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests import corpora_loader as corpora
-from tests.rules_launch.launch_area import LAUNCH_CAUSES
+from tests.rules.launch_area import LAUNCH_CAUSES
 from tests.shipped_rules import ranked
 
 CHECK_BUILD = corpora.path("dev", "healthy-horovod-3051-check-build-nccl.log")

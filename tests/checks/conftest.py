@@ -1,4 +1,4 @@
-"""Shared helpers for the framework/CUDA/perf rule tests: the shipped rules, and a way to
+"""Shared helpers for the check tests: the shipped rules, and a way to
 run a rule's check command for real with fake GPU tools on PATH."""
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import pytest
 
 from kb.diagnosis.engine import diagnose_text
 from tests import corpora_loader as corpora
-from tests.rules_launch.launch_area import LAUNCH_CAUSES
+from tests.rules.launch_area import LAUNCH_CAUSES
 from tests.shipped_rules import knowledge
 
 LOGS = corpora.ROOT / "dev-launch"

@@ -18,8 +18,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-CAUSE_ID = "nccl-wrong-interface"
-
 
 def usable(iface: Mapping[str, Any]) -> bool:
     """A physical (or bond/VLAN/IPoIB) NIC that is up and has an address other nodes can reach."""

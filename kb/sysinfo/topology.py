@@ -4,7 +4,7 @@ The matrix decides how fast intra-node collectives can be and whether GPUDirect
 RDMA is possible.  `parse(text)` takes the output as printed or pasted (tabs or
 spaces, old `SOC` legends, `NIC0` columns with a NIC legend) and returns a
 `Topology` whose `findings()` say, in plain words, which GPU groups or NIC
-placements force a slow path.  Slow findings are the cause `gpu-topology-slow`.
+placements force a slow path (which causes a slow finding names is the rules' business).
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kb.util.textsafe import strip_escapes
-
-CAUSE_ID = "gpu-topology-slow"
 
 RANK = {"X": 0, "NV": 1, "PIX": 2, "PXB": 3, "PHB": 4, "NODE": 5, "SYS": 6}
 LINK_WORDS = {

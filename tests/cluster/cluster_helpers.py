@@ -9,6 +9,7 @@ an sshd node from `tests/ssh/sshd_nodes.py` (its PATH starts with the node's bin
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 import shutil
@@ -16,12 +17,28 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kb.cluster.report.causes import CauseBook
+from kb.rules import loader
+from kb.rules.knowledge import KnowledgeBase
 from kb.runners.base import CommandResult, Runner
 from kb.runners.local import LocalRunner
+from kb.util import paths
 
 FIXTURES = Path(__file__).parent / "fixtures"
 H200 = FIXTURES / "h200-x2"
 SSH_TESTS = Path(__file__).parents[1] / "ssh"
+
+
+@functools.cache
+def shipped_rules() -> KnowledgeBase:
+    """The shipped rules, loaded once for every test that needs their causes."""
+    kb, _issues = loader.load(paths.rules_dir())
+    return kb
+
+
+def shipped_book() -> CauseBook:
+    """A fresh `CauseBook` over the shipped rules: the findings' causes, titles and fixes."""
+    return CauseBook(shipped_rules())
 
 
 def recorded(path: Path) -> str:
@@ -56,8 +73,8 @@ class FakeNode:
         bindir, lib, rec = root / "bin", root / "lib", root / "rec"
         for d in (bindir, lib, rec):
             d.mkdir(parents=True, exist_ok=True)
-        for name, text in (("topo", self.topo), ("csv", self.gpu_csv), ("smi", self.smi)):
-            (rec / name).write_text(text)
+        for name, recording in (("topo", self.topo), ("csv", self.gpu_csv), ("smi", self.smi)):
+            (rec / name).write_text(recording)
         _script(
             bindir / "nvidia-smi",
             f"""#!/bin/sh
@@ -123,10 +140,11 @@ def sshd_nodes():  # type: ignore[no-untyped-def]
     return sshd_nodes
 
 
-def ssh_runner(cluster: object, node: object) -> object:
+def ssh_runner(cluster: object, node: object) -> Runner:
     """The project's SSH runner for one sshd test node."""
     from kb.runners.hosts import Target
-    from kb.runners.ssh import Session, SSHOptions, SSHRunner
+    from kb.runners.ssh import Session, SSHRunner
+    from kb.runners.sshoptions import SSHOptions
 
     options = SSHOptions(
         known_hosts=cluster.known_hosts,  # type: ignore[attr-defined]

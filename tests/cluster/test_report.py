@@ -12,13 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cluster_helpers import FIXTURES
+from cluster_helpers import FIXTURES, shipped_book
 from markdown_it import MarkdownIt
 
 from kb.cli.main import main
 from kb.cluster import survey
 from kb.cluster.report import (
-    CauseBook,
     build_report,
     load_file,
     load_text,
@@ -98,7 +97,9 @@ def test_nccl_2_7_3_on_three_nodes_and_2_6_4_on_one_names_the_odd_one() -> None:
     """Planted: the system NCCL of gpu04."""
     docs = [node(f"gpu0{i}", nccl_system_version="2.7.3") for i in (1, 2, 3)]
     docs.append(node("gpu04", nccl_system_version="2.6.4"))
-    rep = build_report(load_text("\n".join(json.dumps(d) for d in docs), "all.jsonl"))
+    rep = build_report(
+        load_text("\n".join(json.dumps(d) for d in docs), "all.jsonl"), shipped_book()
+    )
     assert rep.differences == [
         {
             "fact": "nccl_system_version",
@@ -131,7 +132,7 @@ def test_ofed_and_ib_differences_point_at_the_node_without_rdma() -> None:
     )
     b = node("gpu02", ofed_version=None, ib_devices=[port], ib_verbs_devices=["rdma_cm"])
     c = node("gpu03", ofed_version="5.4-3.1.0.0", ib_devices=[], ib_verbs_devices=["rdma_cm"])
-    rep = build_report(load_text(json.dumps([a, b, c]), "x.json"))
+    rep = build_report(load_text(json.dumps([a, b, c]), "x.json"), shipped_book())
     got = causes(rep)["nccl-ib-missing"]
     texts = " | ".join(e["text"] for e in got["evidence"])
     assert "gpu03: ib_devices = none" in texts  # no active port while the others have one
@@ -158,7 +159,7 @@ def test_single_node_limits_shm_memlock_and_horovod_build() -> None:
         horovod_nccl=False,
         horovod_build={"operations": ["MPI", "Gloo"]},
     )
-    rep = build_report(load_text(json.dumps(doc), "one.json"))
+    rep = build_report(load_text(json.dumps(doc), "one.json"), shipped_book())
     got = causes(rep)
     assert {"nccl-shm-too-small", "memlock-limit", "horovod-built-without-nccl"} <= set(got)
     assert got["nccl-shm-too-small"]["evidence"][0]["text"] == "gpu01: /dev/shm is 64 MiB"
@@ -167,7 +168,9 @@ def test_single_node_limits_shm_memlock_and_horovod_build() -> None:
 
 def test_a_cuda_runtime_newer_than_the_driver_is_named() -> None:
     """Planted: PyTorch built for CUDA 13.0 on a driver that supports 12.2."""
-    rep = build_report(load_text(json.dumps(node("gpu01", cuda_version="12.2")), "one.json"))
+    rep = build_report(
+        load_text(json.dumps(node("gpu01", cuda_version="12.2")), "one.json"), shipped_book()
+    )
     assert "cuda-driver-too-old" in causes(rep)
 
 
@@ -176,7 +179,8 @@ def test_topology_that_lost_nvlink_on_one_node_is_a_slow_topology() -> None:
     topo = copy.deepcopy(H200["facts"]["gpu_topology"])
     topo["matrix"] = {"GPU0": {"GPU1": "SYS"}, "GPU1": {"GPU0": "SYS"}}
     rep = build_report(
-        load_text(json.dumps([node("gpu01"), node("gpu02", gpu_topology=topo)]), "x")
+        load_text(json.dumps([node("gpu01"), node("gpu02", gpu_topology=topo)]), "x"),
+        shipped_book(),
     )
     assert [d["fact"] for d in rep.differences] == ["gpu_topology"]
     got = causes(rep)["gpu-topology-slow"]
@@ -188,7 +192,7 @@ def test_environment_rows_and_a_socket_ifname_that_selects_nothing() -> None:
     """Planted: NCCL_SOCKET_IFNAME=ib9 on gpu02 (no such NIC there), NCCL_DEBUG only on gpu01."""
     a = node("gpu01", env={**H200["facts"]["env"], "NCCL_DEBUG": "INFO"})
     b = node("gpu02", env={**H200["facts"]["env"], "NCCL_SOCKET_IFNAME": "ib9"})
-    rep = build_report(load_text(json.dumps([a, b]), "x"))
+    rep = build_report(load_text(json.dumps([a, b]), "x"), shipped_book())
     facts = {r.fact for r in rep.rows}
     assert {"env.NCCL_DEBUG", "env.NCCL_SOCKET_IFNAME", "env.NCCL_NVLS_ENABLE"} <= facts
     got = causes(rep)["nccl-wrong-interface"]
@@ -248,7 +252,7 @@ def test_check_json_hosts_become_columns_and_failing_checks_causes(tmp_path: Pat
     }
     path = tmp_path / "check.json"
     path.write_text(json.dumps(doc, indent=2))
-    rep = build_report(load_file(str(path)))
+    rep = build_report(load_file(str(path)), shipped_book())
     assert rep.nodes == ["gpu01", "gpu02", "gpu03"]
     assert rep.differences == [
         {
@@ -278,13 +282,13 @@ def test_check_json_with_survey_facts_is_read_as_surveys(tmp_path: Path) -> None
 def test_two_files_that_both_say_vm_stay_two_columns(tmp_path: Path) -> None:
     a = write(tmp_path, "a.json", H200)
     b = write(tmp_path, "b.json", H200)
-    rep = build_report(load_file(a) + load_file(b))
+    rep = build_report(load_file(a) + load_file(b), shipped_book())
     assert rep.nodes == ["vm", "vm [b.json]"]
 
 
 def test_table_text_and_markdown_renderers(tmp_path: Path) -> None:
     docs = [node("gpu01", nccl_system_version="2.7.3"), node("gpu02", nccl_system_version="2.6.4")]
-    rep = build_report(load_text(json.dumps(docs), "x.json"), CauseBook.shipped())
+    rep = build_report(load_text(json.dumps(docs), "x.json"), shipped_book())
     columns, rows = table(rep)
     assert columns == ["fact", "gpu01", "gpu02"]
     diff = next(r for r in rows if r["fact"] == "nccl_system_version")

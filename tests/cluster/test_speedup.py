@@ -7,7 +7,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from cluster_helpers import FIXTURES
+from cluster_helpers import FIXTURES, shipped_book, shipped_rules
 
 from kb.cli.main import main
 from kb.cluster import speedup
@@ -84,11 +84,19 @@ def test_degraded_variants_are_low_at_the_stage_that_loses(
             Point(p.nodes, p.gpus, p.throughput * (factor if (p.nodes, p.gpus) == shape else 1))
             for p in pts
         ]
-    v = speedup.judge(config, pts)
+    v = speedup.judge(config, pts, shipped_book())
     assert v.low and v.where == where
     low = [(p["nodes"], p["gpus_per_node"]) for p in v.points if p["verdict"] == "low"]
     assert low == [shape]
-    symptom = speedup.STAGES[where]
+    [symptom] = shipped_rules().symptoms_named_by(speedup.STAGES[where])
+    assert (
+        symptom
+        == {
+            "single-gpu": "slow-single-gpu",
+            "intra-node": "low-single-node-speedup",
+            "inter-node": "low-multi-node-speedup",
+        }[where]
+    )
     assert v.causes and all(c["params"]["symptom"] == symptom for c in v.causes)
     assert v.causes[0]["evidence"][0]["text"].startswith(f"{shape[0]}x{shape[1]}")
 
@@ -336,7 +344,8 @@ def test_logs_on_the_command_line_feed_points_with_their_shape(
 
 def test_markdown_of_a_verdict_has_a_row_per_point() -> None:
     config = speedup.resolve("tf2", "resnet50", "fp32", 128)
-    md = speedup.to_markdown(speedup.judge(config, [Point(1, 1, 321.8), Point(1, 8, 2000)]))
+    verdict = speedup.judge(config, [Point(1, 1, 321.8), Point(1, 8, 2000)], shipped_book())
+    md = speedup.to_markdown(verdict)
     assert "| 1x8 | 2000 |" in md and "low" in md and "Likely causes" in md
 
 

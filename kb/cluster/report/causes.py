@@ -1,8 +1,10 @@
-"""Causes in the shape of `diagnose --json`, with titles and fixes from the knowledge base.
+"""Causes in the shape of `diagnose --json`, named by the rules and never by this code.
 
-The report and the speedup verdict name causes from `knowledge/cause-ids.md`; when
-the shipped rules define a cause, its title and fix ids come from there, else from
-the short titles below, so these commands work even while the rule set grows.
+The report's rules and the speedup verdict emit *findings* (`kb.cluster.findings`,
+defined in `rules/vocabulary/findings.yaml`); each cause whose YAML lists a finding
+under `named_by` gets its evidence, and its title and fixes come from its YAML too.
+With no rules loaded a finding names nothing, and a cause that data names (a failed
+check's `cause`) is titled by its id.
 """
 
 from __future__ import annotations
@@ -10,29 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kb.cluster.findings import Finding
 from kb.rules.knowledge import KnowledgeBase
-
-FALLBACK_TITLES = {
-    "nccl-wrong-interface": "NCCL uses a virtual or unreachable network interface",
-    "nccl-missing-or-mismatch": "NCCL missing, or different NCCL versions on different nodes",
-    "nccl-shm-too-small": "/dev/shm too small for NCCL's shared-memory transport",
-    "nccl-p2p-failure": "GPU peer-to-peer disabled or failing",
-    "nccl-ib-missing": "InfiniBand not usable: NCCL falls back to sockets",
-    "nccl-ib-fabric-error": "RDMA fails on the IB/RoCE fabric",
-    "memlock-limit": "Locked-memory limit too low for RDMA",
-    "duplicate-hostname": "Two nodes share a hostname",
-    "gpu-rank-mapping": "Ranks not mapped one per GPU",
-    "mpi-launch-failure": "mpirun cannot start ranks on every node",
-    "horovod-built-without-nccl": "Horovod built without NCCL GPU operations",
-    "cuda-driver-too-old": "NVIDIA driver older than the CUDA runtime needs",
-    "cuda-lib-missing": "A CUDA library cannot be loaded",
-    "code-version-mismatch": "Framework or model code versions differ",
-    "gpu-topology-slow": "GPUs or NICs linked through slow PCIe/CPU paths",
-    "input-pipeline-bottleneck": "Data loading starves the GPUs",
-    "framework-env-tuning": "Framework performance settings missing or harmful",
-    "benchmark-misconfig": "The measurement itself is wrong",
-    "nccl-timeout-hang": "A collective times out or hangs",
-}
 
 
 def evidence(file: str, line: int, text: str) -> dict[str, Any]:
@@ -54,16 +35,25 @@ class CauseBook:
             from kb.util import paths
 
             kb, _issues = loader.load(paths.rules_dir())
-        except Exception:  # the rules are optional here: fall back to built-in titles
+        except Exception:  # the rules are optional here: findings then name no cause
             kb = None
         return cls(kb)
+
+    def named_by(self, finding: Finding) -> list[str]:
+        """The ids of the causes whose YAML lists `finding` under `named_by`."""
+        return self.kb.causes_named_by(finding.value) if self.kb else []
+
+    def symptom_of(self, finding: Finding) -> str | None:
+        """The symptom whose YAML lists `finding` under `named_by` (the first, if several)."""
+        named = self.kb.symptoms_named_by(finding.value) if self.kb else []
+        return named[0] if named else None
 
     def title(self, cause_id: str) -> str:
         if self.kb and cause_id in self.kb.causes:
             from kb.rules.schema.models import text_of
 
             return str(text_of(self.kb.causes[cause_id].title))
-        return FALLBACK_TITLES.get(cause_id, cause_id)
+        return cause_id
 
     def fixes(self, cause_id: str) -> list[str]:
         if self.kb and cause_id in self.kb.causes:
@@ -76,6 +66,19 @@ class CauseBook:
             return []
         hits = [c for c in self.kb.causes.values() if symptom_id in c.symptoms]
         return [c.id for c in sorted(hits, key=lambda c: -c.prior)]
+
+    def found(
+        self,
+        finding: Finding,
+        confidence: float,
+        ev: list[dict[str, Any]],
+        params: dict[str, str] | None = None,
+    ) -> list[str]:
+        """Record a finding for every cause it names; returns their ids."""
+        named = self.named_by(finding)
+        for cause_id in named:
+            self.add(cause_id, confidence, ev, params)
+        return named
 
     def add(
         self,

@@ -1,10 +1,12 @@
-"""Shared pieces of the report's rules: evidence lines and how a differing row is told."""
+"""Shared pieces of the report's rules: evidence lines, how a differing row is told, and
+the rule that makes a differing fact a finding."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+from kb.cluster.findings import Finding
 from kb.cluster.report.causes import CauseBook, evidence
 from kb.cluster.report.compare import Report, Row
 from kb.cluster.report.load import Node
@@ -35,7 +37,9 @@ def odd(row: Row) -> list[str]:
     return [n for n in row.shown if n not in common]
 
 
-def diff_cause(cause: str, conf: float, fact: str, why: str) -> Callable[..., None]:
+def diff_finding(finding: Finding, conf: float, fact: str, why: str) -> Callable[..., None]:
+    """A rule: `fact` differing between nodes is `finding`, odd nodes named."""
+
     def rule(
         nodes: Pairs,
         rows: dict[str, Row],
@@ -48,8 +52,8 @@ def diff_cause(cause: str, conf: float, fact: str, why: str) -> Callable[..., No
             return
         odd_nodes = odd(row)
         items = [ev(name, n, fact, f"{fact} = {row.shown[name]}") for name, n in nodes]
-        book.add(
-            cause,
+        book.found(
+            finding,
             conf,
             items,
             {"fact": fact, "values": spread(row), "nodes": ", ".join(odd_nodes), "why": why},

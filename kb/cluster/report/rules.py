@@ -1,7 +1,9 @@
 """From facts and differences between nodes to causes (and notes that are not failures).
 
-Each rule reads the consistency table and the nodes' facts and names a cause id of
-`knowledge/cause-ids.md` with evidence pointing at the fact in the input file.
+Each rule reads the consistency table and the nodes' facts and records a finding
+(`kb.cluster.findings`, defined in rules/vocabulary/findings.yaml) with evidence
+pointing at the fact in the input file; the causes whose YAML lists the finding under
+`named_by` get it.
 Rules that read one node alone also fire on a single-node report.  The rules on
 survey facts live in `rules_facts`; the environment, interface and `check` rules here.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kb.cluster.findings import Finding
 from kb.cluster.report import rules_facts as facts
 from kb.cluster.report.causes import CauseBook, evidence
 from kb.cluster.report.compare import Report, Row
@@ -26,16 +29,16 @@ def apply(nodes: Pairs, report: Report, book: CauseBook) -> list[dict[str, Any]]
     return notes
 
 
-_ENV_CAUSE: tuple[tuple[str, str | None], ...] = (
-    ("NCCL_SOCKET_IFNAME", "nccl-wrong-interface"),
-    ("GLOO_SOCKET_IFNAME", "nccl-wrong-interface"),
-    ("NCCL_IB_", "nccl-ib-missing"),
-    ("NCCL_NET", "nccl-ib-missing"),
-    ("NCCL_P2P_", "nccl-p2p-failure"),
-    ("NCCL_SHM_", "nccl-p2p-failure"),
-    ("CUDA_VISIBLE_DEVICES", "gpu-rank-mapping"),
+_ENV_FINDING: tuple[tuple[str, Finding | None], ...] = (  # first prefix that matches; None: a note
+    ("NCCL_SOCKET_IFNAME", Finding.ENV_IFNAME_DIFFERS),
+    ("GLOO_SOCKET_IFNAME", Finding.ENV_IFNAME_DIFFERS),
+    ("NCCL_IB_", Finding.ENV_IB_DIFFERS),
+    ("NCCL_NET", Finding.ENV_IB_DIFFERS),
+    ("NCCL_P2P_", Finding.ENV_P2P_DIFFERS),
+    ("NCCL_SHM_", Finding.ENV_P2P_DIFFERS),
+    ("CUDA_VISIBLE_DEVICES", Finding.ENV_VISIBLE_DEVICES_DIFFERS),
     ("NCCL_", None),
-    ("", "framework-env-tuning"),
+    ("", Finding.ENV_FRAMEWORK_DIFFERS),
 )
 
 
@@ -48,15 +51,15 @@ def _env(
         if ifname and n.facts.get("interfaces"):
             problem = ifadvice.check_setting(ifname, n.facts["interfaces"])
             if problem:
-                book.add(
-                    "nccl-wrong-interface",
+                book.found(
+                    Finding.SOCKET_IFNAME_UNUSABLE,
                     0.8,
                     [ev(name, n, "NCCL_SOCKET_IFNAME", problem)],
                     {"nodes": name, "NCCL_SOCKET_IFNAME": ifname},
                 )
         if env.get("NCCL_IB_DISABLE") == "1" and facts.ib_active(n):
-            book.add(
-                "nccl-ib-missing",
+            book.found(
+                Finding.IB_DISABLED_WITH_ACTIVE_PORT,
                 0.6,
                 [
                     ev(
@@ -74,8 +77,8 @@ def _env(
         var = fact[4:]
         if var == "NCCL_SOCKET_IFNAME":
             continue  # may differ per node on purpose; checked against interfaces above
-        cause = next(c for prefix, c in _ENV_CAUSE if var.startswith(prefix))
-        if cause is None:
+        finding = next(f for prefix, f in _ENV_FINDING if var.startswith(prefix))
+        if finding is None:
             notes.append(
                 {
                     "id": "env-differs",
@@ -86,8 +89,8 @@ def _env(
                 }
             )
             continue
-        book.add(
-            cause,
+        book.found(
+            finding,
             0.4,
             [ev(name, n, var, f"{var} = {row.shown[name]}") for name, n in nodes],
             {"variable": var, "values": spread(row)},
@@ -108,7 +111,7 @@ def _interfaces(
             ev(name, where[name], "interfaces", problem)
             for name, problem in zip(adv.nodes_without_nic, adv.problems, strict=False)
         ] or [evidence(nodes[0][1].file, nodes[0][1].line_of("interfaces"), adv.problems[0])]
-        book.add(ifadvice.CAUSE_ID, 0.7, items, {"nodes": ", ".join(adv.nodes_without_nic)})
+        book.found(Finding.NO_COMMON_NIC, 0.7, items, {"nodes": ", ".join(adv.nodes_without_nic)})
 
 
 def _checks(

@@ -2,7 +2,9 @@
 
 Each compares a fact across nodes (a difference is the finding) or reads one node
 alone (a 64 MB /dev/shm, an HCA without its verbs device, a CUDA runtime newer
-than the driver) and records a cause with evidence in the `CauseBook`.
+than the driver) and records a finding (`kb.cluster.findings`, defined in
+rules/vocabulary/findings.yaml) with evidence in the `CauseBook`; the rules' `named_by`
+say which causes it names.
 """
 
 from __future__ import annotations
@@ -10,10 +12,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kb.cluster.findings import Finding
 from kb.cluster.report.causes import CauseBook
 from kb.cluster.report.compare import Report, Row, show
 from kb.cluster.report.load import Node
-from kb.cluster.report.rulekit import Pairs, diff_cause, ev, spread
+from kb.cluster.report.rulekit import Pairs, diff_finding, ev, spread
 from kb.sysinfo import topology
 
 SHM_MIN = 1 << 30  # NCCL needs far more than docker's default 64 MB
@@ -26,8 +29,8 @@ def _nccl(
         ("nccl_version", "the NCCL the framework loads"),
         ("nccl_system_version", "the system libnccl"),
     ):
-        diff_cause(
-            "nccl-missing-or-mismatch",
+        diff_finding(
+            Finding.NCCL_VERSION_DIFFERS,
             0.9,
             fact,
             f"{label} differs between nodes; NCCL must be the same version on every rank",
@@ -88,8 +91,8 @@ def _hostnames(
                 "one kernel, separate networks: containers of one host that share a "
                 "hostname; NCCL takes them for one node (shared memory, P2P)"
             )
-        book.add(
-            "duplicate-hostname",
+        book.found(
+            Finding.HOSTNAME_DUPLICATE,
             0.95,
             [ev(m[0], m[1], "hostname", f"hostname = {m[1].facts['hostname']}") for m in members],
             params,
@@ -103,8 +106,8 @@ def ib_active(n: Node) -> bool:
 def _ofed_and_ib(
     nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list[dict[str, Any]], report: Report
 ) -> None:
-    diff_cause(
-        "nccl-ib-missing",
+    diff_finding(
+        Finding.OFED_VERSION_DIFFERS,
         0.6,
         "ofed_version",
         "OFED differs between nodes; inside a container it must not be newer than the "
@@ -113,8 +116,8 @@ def _ofed_and_ib(
     with_ib = [name for name, n in nodes if ib_active(n)]
     if with_ib and len(with_ib) < len(nodes):
         lacking = [(name, n) for name, n in nodes if name not in with_ib]
-        book.add(
-            "nccl-ib-missing",
+        book.found(
+            Finding.IB_INACTIVE_ON_SOME_NODES,
             0.8,
             [
                 ev(name, n, "ib_devices", f"ib_devices = {show(n.facts.get('ib_devices'))}")
@@ -131,8 +134,8 @@ def _ofed_and_ib(
             and n.facts.get("ib_verbs_devices") is not None
             and not any(str(d).startswith("uverbs") for d in n.facts.get("ib_verbs_devices") or [])
         ):
-            book.add(
-                "nccl-ib-missing",
+            book.found(
+                Finding.IB_VERBS_DEVICE_MISSING,
                 0.7,
                 [
                     ev(
@@ -154,26 +157,27 @@ def _ofed_and_ib(
 def _limits(
     nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list[dict[str, Any]], report: Report
 ) -> None:
+    memlock_named: list[str] = []
     for name, n in nodes:
         shm = n.facts.get("shm_size_bytes")
         if isinstance(shm, int) and shm < SHM_MIN:
             differs = bool(rows.get("shm_size_bytes") and rows["shm_size_bytes"].differs)
-            book.add(
-                "nccl-shm-too-small",
+            book.found(
+                Finding.SHM_TOO_SMALL,
                 0.75 if differs else 0.6,
                 [ev(name, n, "shm_size_bytes", f"/dev/shm is {shm / 2**20:.0f} MiB")],
                 {"nodes": name, "shm_size_bytes": str(shm)},
             )
         lock = n.facts.get("memlock_limit")
         if isinstance(lock, int) and (n.facts.get("ib_devices") or ib_active(n)):
-            book.add(
-                "memlock-limit",
+            memlock_named += book.found(
+                Finding.MEMLOCK_LIMIT_ON_IB_NODE,
                 0.7,
                 [ev(name, n, "memlock_limit", f"ulimit -l = {lock} KiB on a node with IB")],
                 {"nodes": name, "memlock_limit": str(lock)},
             )
     row = rows.get("memlock_limit")
-    if row and row.differs and not any(c["id"] == "memlock-limit" for c in book.ranked()):
+    if row and row.differs and not memlock_named:
         notes.append(
             {
                 "id": "memlock-differs",
@@ -195,11 +199,14 @@ def _software(
         "python_version",
         "cudnn_version",
     ):
-        diff_cause(
-            "code-version-mismatch", 0.6, fact, "framework versions must match on every node"
+        diff_finding(
+            Finding.FRAMEWORK_VERSION_DIFFERS,
+            0.6,
+            fact,
+            "framework versions must match on every node",
         )(nodes, rows, book, notes, report)
-    diff_cause(
-        "mpi-launch-failure",
+    diff_finding(
+        Finding.OPENMPI_VERSION_DIFFERS,
         0.6,
         "openmpi_version",
         "mpirun starts orted on every node: mixed Open MPI versions (or none) fail",
@@ -207,8 +214,8 @@ def _software(
     for name, n in nodes:
         if n.facts.get("horovod_nccl") is False:
             build = n.facts.get("horovod_build") or {}
-            book.add(
-                "horovod-built-without-nccl",
+            book.found(
+                Finding.HOROVOD_WITHOUT_NCCL_OPS,
                 0.85,
                 [
                     ev(
@@ -233,8 +240,8 @@ def _driver(
     for name, n in nodes:
         need, have = n.facts.get("torch_cuda_version"), n.facts.get("cuda_version")
         if need and have and _version(need)[:2] > _version(have)[:2]:
-            book.add(
-                "cuda-driver-too-old",
+            book.found(
+                Finding.CUDA_NEWER_THAN_DRIVER,
                 0.8,
                 [
                     ev(
@@ -261,8 +268,8 @@ def _driver(
 def _gpus(
     nodes: Pairs, rows: dict[str, Row], book: CauseBook, notes: list[dict[str, Any]], report: Report
 ) -> None:
-    diff_cause(
-        "gpu-rank-mapping",
+    diff_finding(
+        Finding.GPU_COUNT_DIFFERS,
         0.4,
         "gpu_count",
         "a launcher that starts the same number of ranks per node oversubscribes the "
@@ -292,8 +299,11 @@ def _topology(
         topo = topos.get(name)
         for f in topo.findings() if topo else []:
             if f.severity == "slow":
-                book.add(
-                    topology.CAUSE_ID, 0.5, [ev(name, n, "gpu_topology", f.text)], {"nodes": name}
+                book.found(
+                    Finding.GPU_LINK_SLOW,
+                    0.5,
+                    [ev(name, n, "gpu_topology", f.text)],
+                    {"nodes": name},
                 )
     row = rows.get("gpu_topology")
     if row and row.differs and len(topos) > 1:
@@ -309,8 +319,8 @@ def _topology(
             diff = topology.differences(topos[ref_name], topo)
             if diff and name != ref_name:
                 text = "; ".join(f"{a}-{b}: {x} on {ref_name}, {y} here" for a, b, x, y in diff[:4])
-                book.add(
-                    topology.CAUSE_ID,
+                book.found(
+                    Finding.GPU_TOPOLOGY_DIFFERS,
                     0.5,
                     [ev(name, dict(nodes)[name], "gpu_topology", text)],
                     {"nodes": name},

@@ -1,9 +1,10 @@
 """The speedup verdict: each point against DLPerf's, where the loss starts, and why.
 
 A point is `low` when its single-GPU throughput or its scaling efficiency is below
-0.9 x DLPerf's.  The first losing stage names the symptom of the decision tree
-(slow-single-gpu, low-single-node-speedup, low-multi-node-speedup) and the causes
-to look at; where DLPerf's own efficiency was poor, `reference_note` says so.
+0.9 x DLPerf's.  The first losing stage is a finding (`kb.cluster.findings`) that
+names, through the rules' `named_by`, the symptom of the decision tree; its suspects
+are findings too, whose causes the rules name; where DLPerf's own efficiency was
+poor, `reference_note` says so.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+from kb.cluster.findings import Finding
 from kb.cluster.report.causes import CauseBook, evidence
 from kb.cluster.speedup.logs import Point
 from kb.cluster.speedup.reference import Config, Ref
@@ -21,30 +23,29 @@ THRESHOLD = 0.9
 POOR_REFERENCE = 0.7
 MORE_FROM_RULES = 3  # causes the rules link to the symptom, beyond the stage's own suspects
 REFERENCE_HARDWARE = "8x V100-SXM2-16GB per node, 100 Gb/s InfiniBand (DLPerf's test bed)"
-STAGES = {
-    "single-gpu": "slow-single-gpu",
-    "intra-node": "low-single-node-speedup",
-    "inter-node": "low-multi-node-speedup",
+STAGES = {  # where the loss starts -> the finding whose symptom the rules name
+    "single-gpu": Finding.LOW_SINGLE_GPU,
+    "intra-node": Finding.LOW_SINGLE_NODE,
+    "inter-node": Finding.LOW_MULTI_NODE,
 }
-SUSPECTS = {  # per stage: causes to look at first, with how likely they are without other evidence
+SUSPECTS = {  # per stage: findings naming the causes to look at first, and how likely
+    # each of their causes is without other evidence
     "single-gpu": [
-        ("input-pipeline-bottleneck", 0.5),
-        ("framework-env-tuning", 0.45),
-        ("benchmark-misconfig", 0.4),
+        (Finding.LOW_SINGLE_GPU_STRONG, 0.5),
+        (Finding.LOW_SINGLE_GPU_LIKELY, 0.45),
+        (Finding.LOW_SINGLE_GPU_POSSIBLE, 0.4),
     ],
     "intra-node": [
-        ("gpu-topology-slow", 0.5),
-        ("nccl-p2p-failure", 0.5),
-        ("input-pipeline-bottleneck", 0.45),
-        ("horovod-built-without-nccl", 0.4),
-        ("nccl-shm-too-small", 0.35),
+        (Finding.LOW_SINGLE_NODE_STRONG, 0.5),
+        (Finding.LOW_SINGLE_NODE_LIKELY, 0.45),
+        (Finding.LOW_SINGLE_NODE_POSSIBLE, 0.4),
+        (Finding.LOW_SINGLE_NODE_WEAK, 0.35),
     ],
     "inter-node": [
-        ("nccl-ib-missing", 0.6),
-        ("nccl-wrong-interface", 0.45),
-        ("horovod-built-without-nccl", 0.4),
-        ("memlock-limit", 0.35),
-        ("nccl-ib-fabric-error", 0.35),
+        (Finding.LOW_MULTI_NODE_PRIME, 0.6),
+        (Finding.LOW_MULTI_NODE_LIKELY, 0.45),
+        (Finding.LOW_MULTI_NODE_POSSIBLE, 0.4),
+        (Finding.LOW_MULTI_NODE_WEAK, 0.35),
     ],
 }
 KNOWN_POOR = (  # (framework contains, model contains, precision starts) -> what DLPerf found
@@ -191,7 +192,7 @@ def _poor_note(config: Config, p: Point, r: Ref, ref_eff: float) -> str:
 def _causes(
     config: Config, where: str, lows: list[tuple[Point, float, float]], book: CauseBook
 ) -> list[dict[str, Any]]:
-    symptom = STAGES[where]
+    symptom = book.symptom_of(STAGES[where])
     ev = []
     for p, eff, ref_eff in lows:
         if where == "single-gpu":
@@ -202,16 +203,17 @@ def _causes(
         else:
             text = f"{p.nodes}x{p.gpus}: efficiency {eff:.2f} vs DLPerf {ref_eff:.2f} ({config.label()})"
         ev.append(evidence(p.file, p.line, text + (f" | {p.text}" if p.text else "")))
-    params = {"symptom": symptom, "where": where}
-    suspects = list(SUSPECTS[where])
+    params = {"symptom": symptom or "", "where": where}
+    suspects = [
+        cid for finding, conf in SUSPECTS[where] for cid in book.found(finding, conf, ev, params)
+    ]
     extras = [
         cid
-        for cid in book.causes_of_symptom(symptom)
-        if cid not in dict(suspects) and _relevant(cid, config.framework)
+        for cid in (book.causes_of_symptom(symptom) if symptom else [])
+        if cid not in suspects and _relevant(cid, config.framework)
     ]
-    suspects += [(cid, 0.35) for cid in extras[:MORE_FROM_RULES]]
-    for cid, conf in suspects:
-        book.add(cid, conf, ev, params)
+    for cid in extras[:MORE_FROM_RULES]:
+        book.add(cid, 0.35, ev, params)
     return book.ranked()
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 
 MAX_RULE_BYTES = 1 << 20  # the largest shipped rule is about 35 KB
 SKIP_FOLDERS = {"schema"}
+# beside a rule, what the whole diagnosis must make of real text (tests/rules/test_ranks_first.py)
+EXPECT_SUFFIX = ".expect.yaml"
 
 
 class RuleFileError(Exception):
@@ -22,14 +24,19 @@ class RuleFileError(Exception):
 
 
 def rule_files(root: Path) -> list[Path]:
-    """Every `*.yaml`/`*.yml` entry under `root` (regular or not), in a stable order."""
+    """Every `*.yaml`/`*.yml` entry under `root` (regular or not), in a stable order; a
+    rule's `<id>.expect.yaml` beside it is test data, not a rule."""
     files: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root):
         rel = Path(dirpath).relative_to(root)
         if set(rel.parts) & SKIP_FOLDERS:
             dirnames[:] = []
             continue
-        files.extend(Path(dirpath) / n for n in filenames if n.endswith((".yaml", ".yml")))
+        files.extend(
+            Path(dirpath) / n
+            for n in filenames
+            if n.endswith((".yaml", ".yml")) and not n.endswith(EXPECT_SUFFIX)
+        )
     return sorted(files)
 
 

@@ -4,25 +4,19 @@ A bare `RuntimeError: NCCL error ..., unhandled system error` proves that NCCL f
 (the symptom `nccl-init-fails`) without saying why. Answering "no known problem" would
 be wrong, so the causes of each symptom the logs show are ranked by how probable they
 are *here*: each cause's prior (or, when some of its signatures fired without making it
-likely, the confidence they give it), times what the logs tell about the job:
-
-| the logs show | more probable (x2 to x2.5) | less probable |
-|---|---|---|
-| a container (172.17.x.x, /workspace, docker, nvcr.io, ...) | causes of container setups | |
-| several nodes | causes between nodes | causes within a node (x0.6) |
-| one node | causes within a node | causes between nodes (x0.15) |
-| InfiniBand in use / absent | IB causes / "no IB" causes | the other (x0.2 to x0.5) |
-| NCCL's error kind (system, cuda, internal, ...) | causes that return that kind | others (x0.6) |
-| a framework (TensorFlow, Paddle, ...) | that framework's causes | other frameworks' (x0.2) |
+likely, the confidence they give it), times what the logs tell about the job. How much
+each thing the logs show weighs a cause is data: the cause's `traits` (where
+it can occur: between nodes, in a container, when NCCL returns a system error ...)
+and, in rules/vocabulary/traits.yaml, the factor each observation gives each trait
+(several nodes: x2 for causes between nodes, x0.6 for causes within a node; an NCCL
+error of another kind than the cause's: x0.6; a framework the logs do not show: x0.2).
 
 A failure symptom (`failure:` in rules/symptoms, `kb.diagnosis.failure`) also names
 causes of its own (`failure.causes`: the OOM killer behind a rank killed by signal 9),
 weighed alike. The shares of these weights are the candidates' confidences, capped at
-`SYMPTOM_MAX`
-(below the "likely" threshold): the first `TOP` are reported, marked `basis: symptom`,
-with the symptom's lines as evidence and its cheapest question as the next step. The
-traits below are the field notes' knowledge of where each cause can occur; a cause not
-listed is only weighed by its prior (and its framework).
+`SYMPTOM_MAX` (below the "likely" threshold): the first `TOP` are reported, marked `basis: symptom`,
+with the symptom's lines as evidence and its cheapest question as the next step. A
+cause without traits is only weighed by its prior (and its framework).
 """
 
 from __future__ import annotations
@@ -30,35 +24,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kb.diagnosis.compiled import CompiledRules
+from kb.diagnosis.compiled import CompiledRules, VocabularySpec
 from kb.diagnosis.model import BASIS_SYMPTOM, CauseResult, Evidence
 
 SYMPTOM_MAX = 0.45
 TOP = 3
 MIN_SHARE = 0.1
 SEVERAL_SYMPTOMS = 0.5  # extra weight per further observed symptom a cause explains
-
-_T = frozenset
-TRAITS: dict[str, frozenset[str]] = {
-    "nccl-wrong-interface": _T({"inter-node", "err-system", "err-remote", "err-internal"}),
-    "docker-network-mode": _T({"inter-node", "container", "err-system", "err-remote"}),
-    "duplicate-hostname": _T({"inter-node", "err-cuda", "err-system", "err-invalid-usage"}),
-    "nccl-ib-fabric-error": _T({"inter-node", "ib", "err-remote", "err-system", "err-internal"}),
-    "nccl-ib-missing": _T({"inter-node", "no-ib", "container", "err-internal"}),
-    "nccl-gdr-disabled": _T({"inter-node", "ib"}),
-    "memlock-limit": _T({"ib", "container", "err-system"}),
-    "nccl-shm-too-small": _T({"intra-node", "container", "err-system"}),
-    "nccl-p2p-failure": _T({"intra-node", "err-cuda"}),
-    "gpu-rank-mapping": _T({"intra-node", "err-cuda", "err-invalid-usage"}),
-    "nccl-nvls-fabric": _T({"intra-node", "err-cuda", "err-invalid-argument"}),
-    "nccl-missing-or-mismatch": _T({"err-internal", "err-invalid-usage", "err-invalid-argument"}),
-    "port-in-use": _T({"err-system"}),
-    "ssh-passwordless-missing": _T({"inter-node"}),
-    "ssh-port-unreachable": _T({"inter-node", "container"}),
-    "tf-distribution-strategy": _T({"inter-node"}),
-    "cuda-driver-too-old": _T({"err-cuda"}),
-}
-FRAMEWORK_AREAS = {"tensorflow", "pytorch", "paddle", "mxnet", "horovod"}
 
 
 @dataclass
@@ -91,31 +63,46 @@ class JobContext:
             frameworks=set(facts.get("frameworks", set())),
         )
 
-    def factors(self, cause_id: str, area: str) -> list[tuple[float, str]]:
-        """(factor, why) for each thing in the context that makes the cause more or
-        less probable."""
-        traits = TRAITS.get(cause_id, frozenset())
-        out: list[tuple[float, str]] = []
-
-        # (what the logs show, said as, first trait: its factor, else second trait: its factor)
+    def observations(self) -> list[tuple[str, str, list[str]]]:
+        """(observation in rules/vocabulary/traits.yaml, said as, the reasons) for each thing
+        the logs show about the job, in the order the explanation gives them."""
         rows = [
-            (self.container, "in a container", "container", 2.5, "", 1.0),
-            (self.multi_node, "several nodes", "inter-node", 2.0, "intra-node", 0.6),
-            (self.single_node, "one node", "intra-node", 2.0, "inter-node", 0.15),
-            (self.ib_present, "InfiniBand in use", "ib", 2.0, "no-ib", 0.5),
-            (self.ib_absent, "no InfiniBand", "ib", 0.2, "no-ib", 2.0),
+            ("container", "in a container", self.container),
+            ("multi-node", "several nodes", self.multi_node),
+            ("single-node", "one node", self.single_node),
+            ("ib-present", "InfiniBand in use", self.ib_present),
+            ("ib-absent", "no InfiniBand", self.ib_absent),
         ]
-        for reasons, said, first, by_first, second, by_second in rows:
-            if reasons and (first in traits or second in traits):
-                factor = by_first if first in traits else by_second
-                out.append((factor, f"{said} ({reasons[0]})"))
+        out = [(name, f"{said} ({reasons[0]})", reasons) for name, said, reasons in rows if reasons]
         if self.nccl_error:
-            match = f"err-{self.nccl_error}" in traits
-            out.append((2.5 if match else 0.6, f"NCCL returned a {self.nccl_error} error"))
-        if area in FRAMEWORK_AREAS and self.frameworks:
-            seen = area in self.frameworks
-            out.append((2.0 if seen else 0.2, f"the logs {'' if seen else 'do not '}show {area}"))
+            said = f"NCCL returned a {self.nccl_error} error"
+            out.append((f"nccl-error-{self.nccl_error}", said, [self.nccl_error]))
         return out
+
+    def factors(
+        self, traits: list[str], area: str, vocab: VocabularySpec
+    ) -> list[tuple[float, str]]:
+        """(factor, why) for each thing in the context that makes a cause with these traits
+        (in this rule folder) more or less probable."""
+        out: list[tuple[float, str]] = []
+        for name, said, _ in self.observations():
+            factor = _factor(name, traits, vocab)
+            if factor is not None:
+                out.append((factor, said))
+        if area in vocab.framework_areas and self.frameworks:
+            seen = area in self.frameworks
+            factor = vocab.framework_shown if seen else vocab.framework_not_shown
+            out.append((factor, f"the logs {'' if seen else 'do not '}show {area}"))
+        return out
+
+
+def _factor(observation: str, traits: list[str], vocab: VocabularySpec) -> float | None:
+    """The weight of the first of the cause's traits (in the vocabulary's order) that weighs
+    the observation, else the observation's `otherwise` (None: not weighed by it)."""
+    for trait, weights in vocab.traits.items():
+        if trait in traits and observation in weights:
+            return weights[observation]
+    return vocab.observations.get(observation)
 
 
 def symptom_candidates(
@@ -153,7 +140,7 @@ def symptom_candidates(
         parts = [f"{basis} {base:.2f}"]
         if len(explains) > 1:
             parts.append(f"explains {len(explains)} of the symptoms shown")
-        for factor, reason in ctx.factors(cid, cause.area):
+        for factor, reason in ctx.factors(cause.traits, cause.area, rules.vocabulary):
             weight *= factor
             parts.append(f"{reason}: x{factor:g}")
         scored.append((weight, cid, explains[0], "; ".join(parts)))

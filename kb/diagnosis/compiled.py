@@ -64,6 +64,7 @@ class SymptomSpec:
     examples: list[str] = field(default_factory=list)
     no_match: list[str] = field(default_factory=list)
     named_by: list[str] = field(default_factory=list)  # findings that show it
+    next: str = ""  # what to do when only it shows (English)
 
 
 @dataclass
@@ -129,6 +130,7 @@ class CompiledRules:
                     "examples": s.examples,
                     "no_match": s.no_match,
                     "named_by": s.named_by,
+                    "next": s.next,
                 }
                 for s in self.symptoms.values()
             ],
@@ -155,6 +157,7 @@ class CompiledRules:
                 list(s.get("examples", [])),
                 list(s.get("no_match", [])),
                 list(s.get("named_by", [])),
+                str(s.get("next", "")),
             )
             for s in data["symptoms"]
         }
@@ -206,6 +209,7 @@ def from_kb(kb: Any, key: str = "") -> CompiledRules:
             _example_lines(s),
             _example_lines(s, "no_match"),
             list(getattr(s, "named_by", [])),
+            " ".join(_en(getattr(s, "next", None)).split()),
         )
         for sid, s in kb.symptoms.items()
     }

@@ -115,9 +115,10 @@ def rank(
         if sid in rules.symptoms:
             pieces.setdefault(sid, []).append(Piece("catalogue", 0.5, True, lines, {}, rule=False))
     for report in reports:
-        for f in report.findings:
-            if f.cause in rules.causes or f.cause in rules.symptoms:
-                pieces.setdefault(f.cause, []).append(
+        for f in report.findings:  # evidence for the rules whose `named_by` lists it
+            named = rules.rules_named_by(f.name)
+            for rid in named:
+                pieces.setdefault(rid, []).append(
                     Piece(
                         f.id,
                         f.weight,
@@ -129,10 +130,10 @@ def rank(
                         measured=f.measured,
                     )
                 )
-            elif f.alone:
+            if not named and f.alone:
                 diag.notes.append(Note(f.id, f.text, f.evidence[:3]))
         diag.notes.extend(report.notes)
-        diag.symptoms.extend(s for s in report.symptoms if s in rules.symptoms)
+        diag.symptoms.extend(s for name in report.shows for s in rules.symptoms_named_by(name))
 
     reported: dict[str, list[Piece]] = {}
     shown: dict[str, list[Evidence]] = {}  # failure symptoms seen, with their lines

@@ -55,7 +55,9 @@ def _symptom_only(causes: list[CauseResult], rules: CompiledRules, st: Style) ->
             "are and from what the logs show of the job, are listed below; none is certain."
         )
         step = spec.next_step if spec else ""
-        if sid == "nccl-init-fails" or (spec and "NCCL" in step):
+        if spec and spec.next:  # the symptom's own next step
+            out.append(f"Next: {spec.next}")
+        elif "NCCL" in step:  # its question asks for NCCL's own lines: rerun to get them
             out.append(
                 "Next: rerun with NCCL_DEBUG=INFO (and NCCL_DEBUG_SUBSYS=INIT,NET) and "
                 "diagnose that log: NCCL then prints the line that names the cause."

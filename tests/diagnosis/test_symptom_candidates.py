@@ -9,13 +9,14 @@ to rerun with NCCL_DEBUG=INFO. Healthy logs must still give nothing.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
 from kb.authoring.checked import load_rules
-from kb.diagnosis.candidates import SYMPTOM_MAX, TRAITS
+from kb.diagnosis.candidates import SYMPTOM_MAX
 from kb.diagnosis.engine import diagnose_paths, diagnose_text
 from kb.diagnosis.model import BASIS_SYMPTOM
 from kb.diagnosis.ranking import LIKELY
@@ -127,8 +128,32 @@ def test_a_likely_cause_leaves_no_room_for_symptom_candidates(rules) -> None:
     assert "basis" not in diag.causes[0].to_json()
 
 
-def test_the_traits_name_only_shipped_causes(shipped) -> None:
-    assert set(TRAITS) <= set(shipped.causes)
+def test_the_traits_and_their_weights_come_from_the_rules(tmp_path: Path) -> None:
+    one_node = "srun --nnodes=1 python train.py\n"
+
+    def shm(rules_dir: Path) -> tuple[str, str]:
+        """(the first candidate, the explanation of nccl-shm-too-small or '')."""
+        causes = diagnose_text(load_rules(rules_dir), one_node + BARE).causes
+        why = next((c.explanation for c in causes if c.id == "nccl-shm-too-small"), "")
+        return causes[0].id, why
+
+    first, why = shm(FIXTURE_RULES)
+    assert first == "nccl-shm-too-small" and re.search(r"one node \(.*?\): x2;", why), why
+    rules = tmp_path / "rules"
+    shutil.copytree(FIXTURE_RULES, rules)
+    traits = rules / "vocabulary" / "traits.yaml"
+    text = traits.read_text()
+    assert "{single-node: 2.0, multi-node: 0.6}" in text
+    traits.write_text(text.replace("{single-node: 2.0, multi-node: 0.6}", "{single-node: 0.01}"))
+    first, why = shm(rules)
+    assert first != "nccl-shm-too-small"
+    assert not why or re.search(r"one node \(.*?\): x0.01;", why), why
+    cause = rules / "nccl" / "nccl-shm-too-small.yaml"
+    text = cause.read_text()
+    assert "traits: [container, intra-node, err-system]\n" in text
+    cause.write_text(text.replace("traits: [container, intra-node, err-system]\n", ""))
+    _, why = shm(rules)
+    assert "one node" not in why and "NCCL returned a system error: x0.6" in why, why
 
 
 def test_real_bare_error_logs_get_candidates_with_their_context(shipped) -> None:

@@ -5,8 +5,10 @@ which ranks run on which host and which transport joins them (NCCL INFO), a
 `nvidia-smi topo -m` matrix, a throughput table, the ratio of data time to step time
 over many progress lines. An analyzer declares *taps* (RE2 patterns, optionally with
 the lines that follow a match); the scanner delivers only those lines, and at the end
-the analyzer reports findings tied to cause ids, merged into the ranking like
-signatures, plus notes and symptoms.
+the analyzer reports named findings, plus notes. A finding's name is a word of
+`rules/vocabulary/findings.yaml`; the rules that list it under `named_by` are what it is
+evidence for (merged into the ranking like their signatures), so no analyzer writes a
+cause or symptom id.
 """
 
 from __future__ import annotations
@@ -30,9 +32,11 @@ class Tap:
 
 @dataclass
 class Finding:
-    """Evidence for a cause, derived by an analyzer (a signature in all but name)."""
+    """Evidence derived by an analyzer (a signature in all but name): `name` is its word in
+    rules/vocabulary/findings.yaml, naming the causes or symptoms whose `named_by` lists it;
+    `id` is what the explanation calls it."""
 
-    cause: str
+    name: str
     id: str
     weight: float
     text: str
@@ -46,7 +50,7 @@ class Finding:
 class Report:
     findings: list[Finding] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
-    symptoms: list[str] = field(default_factory=list)
+    shows: list[str] = field(default_factory=list)  # finding names that show a symptom
 
 
 Facts = dict[str, Any]

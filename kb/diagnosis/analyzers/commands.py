@@ -91,7 +91,7 @@ class Commands(Analyzer):
             params = {"horovod_version": self.hvd_version} if self.hvd_version else {}
             report.findings.append(
                 Finding(
-                    "horovod-built-without-nccl",
+                    "check-build-no-nccl",
                     "check-build-no-nccl",
                     0.9,
                     "`horovodrun --check-build` lists NCCL as not built in",
@@ -104,7 +104,7 @@ class Commands(Analyzer):
             if not active:
                 report.findings.append(
                     Finding(
-                        "nccl-ib-missing",
+                        "no-active-ib-port",
                         "no-active-ib-port",
                         0.6,
                         "ibstat shows no InfiniBand port in state Active",

@@ -57,7 +57,7 @@ class Gloo(Analyzer):
         ranks = f"a mesh of {size} ranks" if size else "a mesh of several ranks"
         report.findings.append(
             Finding(
-                "nccl-wrong-interface",
+                "gloo-loopback-peer",
                 "gloo-loopback-peer",
                 0.75,
                 f"Gloo ranks in {ranks} were told to reach each other at a loopback "

@@ -116,7 +116,7 @@ class NcclInfo(Analyzer):
             vs = sorted(versions)
             report.findings.append(
                 Finding(
-                    "nccl-missing-or-mismatch",
+                    "nccl-versions-differ",
                     "nccl-versions-differ",
                     0.85,
                     f"ranks of one job run different NCCL versions: {desc}",
@@ -149,7 +149,7 @@ class NcclInfo(Analyzer):
             host = self.s.procs[ch.proc].host
             report.findings.append(
                 Finding(
-                    "nccl-p2p-failure",
+                    "intra-node-over-network",
                     "intra-node-over-network",
                     0.85,
                     f"ranks on the same node ({host}) exchange data through the network transport "
@@ -180,7 +180,7 @@ class NcclInfo(Analyzer):
             if var in ("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE"):
                 report.findings.append(
                     Finding(
-                        "nccl-p2p-failure",
+                        "fast-path-disabled",
                         f"{var.lower().replace('_', '-')}",
                         0.5,
                         f"{var}=1 turns off a fast intra-node path",
@@ -201,7 +201,7 @@ class NcclInfo(Analyzer):
         if intra_net:
             report.findings.append(
                 Finding(
-                    "nccl-p2p-failure",
+                    "slow-intra-node-bandwidth",
                     "slow-intra-node-bandwidth",
                     0.5,
                     f"bandwidth between ranks on one node is only {low[0]:g} GB/s",
@@ -232,7 +232,7 @@ class NcclInfo(Analyzer):
             why = f"InfiniBand/RoCE was expected ({expected[0]})" if expected else "the job is slow"
             report.findings.append(
                 Finding(
-                    "nccl-ib-missing",
+                    "inter-node-over-sockets",
                     "inter-node-sockets-ib-expected" if expected else "inter-node-sockets-and-slow",
                     0.6,
                     f"{text}, and {why}",

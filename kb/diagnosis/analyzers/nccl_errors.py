@@ -5,8 +5,9 @@ system error`, `NCCL Error 2: unhandled system error`, nccl-tests' `Test NCCL fa
 common.cu:777 'unhandled system error'`, `ncclSystemError: System call (socket,
 malloc, munmap, etc) failed.`, old PyTorch's `unhanled system error`, RCCL's `Rccl error,
 unhandled system error` on AMD GPUs), a returned
-ncclResult_t means NCCL failed: the symptom `nccl-init-fails` is certainly present,
-even when no line says why. Its kind narrows the cause (`kb.diagnosis.candidates`):
+ncclResult_t means NCCL failed: the finding `nccl-returned-error` shows the symptom
+whose `named_by` lists it (NCCL failed while creating its communicator), certainly
+present even when no line says why. Its kind narrows the cause (`kb.diagnosis.candidates`):
 a *system* error is a failed system call (shared memory, sockets, locked memory), a
 *cuda* error a failed CUDA call (P2P/IPC between GPUs, a bad device), an *internal*
 error mostly the IB stack, *invalid usage* two ranks on one GPU or mismatched calls,
@@ -21,7 +22,7 @@ from collections import Counter
 from kb.diagnosis.analyzers.base import Analyzer, Facts, Finding, Report, Tap
 from kb.diagnosis.model import Evidence
 
-SYMPTOM = "nccl-init-fails"
+FINDING = "nccl-returned-error"  # rules/vocabulary/findings.yaml
 _KINDS = (
     ("system", r"unhand?led system error|ncclSystemError|NCCL Error 2\b"),
     ("cuda", r"unhand?led cuda error|ncclUnhandledCudaError|NCCL Error 1\b"),
@@ -67,7 +68,7 @@ class NcclErrors(Analyzer):
         evidence = [e for k, e in self.errors if k == kind][:3]
         report.findings.append(
             Finding(
-                SYMPTOM,
+                FINDING,
                 f"nccl-{kind}-error",
                 0.7,
                 f"NCCL returned an {kind} error",

@@ -72,7 +72,7 @@ def interface_findings(s: State, multi_node: bool, single_node: bool) -> list[Fi
         names = ", ".join(i for i, _, _ in listed[:4]) + (", ..." if len(listed) > 4 else "")
         out.append(
             Finding(
-                "nccl-wrong-interface",
+                "socket-list-with-virtual-interfaces",
                 "socket-list-with-virtual-interfaces",
                 0.55,
                 f"NCCL's {lst.kind} list holds {len(listed)} virtual interface(s) ({names}) "
@@ -87,7 +87,7 @@ def interface_findings(s: State, multi_node: bool, single_node: bool) -> list[Fi
         h, i, a, _ = virtual[0]
         out.append(
             Finding(
-                "nccl-wrong-interface",
+                "virtual-interface-across-nodes",
                 "virtual-interface-across-nodes",
                 0.75,
                 f"a multi-node job uses the virtual interface {i} ({a}) on {h}",
@@ -105,7 +105,7 @@ def interface_findings(s: State, multi_node: bool, single_node: bool) -> list[Fi
             ev = [x[3] for x in s.ifaces if x[2] == shared[0]][:3]
             out.append(
                 Finding(
-                    "nccl-wrong-interface",
+                    "address-shared-by-hosts",
                     "address-shared-by-hosts",
                     0.8,
                     f"different hosts use the same address {shared[0]}: NCCL picked an "
@@ -136,7 +136,7 @@ def _two_addresses(s: State) -> Finding | None:
         if len(addrs) > 1:
             a, b = sorted(addrs)[:2]
             return Finding(
-                "duplicate-hostname",
+                "one-hostname-two-addresses",
                 "one-hostname-two-addresses",
                 0.8,
                 f"processes on '{host}' use two addresses on {iface} ({a}, {b}): two "
@@ -208,7 +208,7 @@ def _one_gpu_twice(s: State) -> Finding | None:
             ev += [c.ev for c in channels if _intra(c) and other in (c.a, c.b)][:1]
             host = next(iter(hosts))
             return Finding(
-                "duplicate-hostname",
+                "two-ranks-one-gpu-in-one-node",
                 "two-ranks-one-gpu-in-one-node",
                 0.8,
                 f"ranks {other} and {r} both use GPU [{dev[r]}] on what NCCL takes for "
@@ -233,7 +233,7 @@ def _localhost(s: State, launcher_hosts: set[str]) -> Finding | None:
     if not ev:
         ev = [c.ev for c in s.channels][:1]
     return Finding(
-        "duplicate-hostname",
+        "one-hostname-on-several-hosts",
         "one-hostname-on-several-hosts",
         0.75,
         f"the launcher starts ranks on {len(launcher_hosts)} hosts "

@@ -162,7 +162,7 @@ class Progress(Analyzer):
         if share >= DATA_SHARE_BOTTLENECK:
             report.findings.append(
                 Finding(
-                    "input-pipeline-bottleneck",
+                    "data-time-share",
                     "data-time-share",
                     0.75,
                     text,
@@ -194,7 +194,9 @@ class Progress(Analyzer):
             return
         facts["slow"] = True
         multi = nodes > 1 or n > 8
-        report.symptoms.append("low-multi-node-speedup" if multi else "low-single-node-speedup")
+        report.shows.append(
+            "scaling-below-linear-multi-node" if multi else "scaling-below-linear-single-node"
+        )
         base_ev = self.points[base][1]
         report.notes.append(
             Note(

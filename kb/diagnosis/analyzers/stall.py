@@ -6,8 +6,9 @@ Lightning's `Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/4` by `All dist
 processes registered`, a launcher's `Waiting for the workers ...` by the workers. When
 such a line is the last meaningful line of a log (blank lines, code fences, `...` and
 `^C` aside), the job stopped there: the ranks never found each other. That is the
-symptom `rendezvous-fails` (or `multi-node-hang`), certainly present, and the rules'
-causes of it then compete (`kb.diagnosis.candidates`).
+finding `log-ends-at-start-up`; the symptom whose `named_by` lists it (the ranks never
+met) is then certainly present, and the rules' causes of it compete
+(`kb.diagnosis.candidates`).
 
 A log whose last lines are NCCL's initialisation lines, with no `Init COMPLETE`, is
 weaker evidence: people paste the start of healthy runs too. It gives a note only.
@@ -21,22 +22,21 @@ from kb.diagnosis.analyzers.base import Analyzer, Facts, Finding, Report, Tap
 from kb.diagnosis.lines import meaningful
 from kb.diagnosis.model import Evidence, Note
 
-# (shape of the last line, symptom, what it means)
-STARTUP: tuple[tuple[re.Pattern[str], str, str], ...] = (
+FINDING = "log-ends-at-start-up"  # rules/vocabulary/findings.yaml
+
+# (shape of the last line, what it means)
+STARTUP: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(r"Started server with target: grpc://"),
-        "rendezvous-fails",
         "TensorFlow started its gRPC server and printed nothing after it: the workers "
         "are waiting for each other",
     ),
     (
         re.compile(r"Initializing distributed: GLOBAL_RANK: \d+, MEMBER: \d+/\d+"),
-        "rendezvous-fails",
         "PyTorch Lightning started to initialise the process group and never finished",
     ),
     (
         re.compile(r"CreateSession still waiting for response from worker"),
-        "rendezvous-fails",
         "TensorFlow is still waiting for a worker to answer",
     ),
     (
@@ -45,7 +45,6 @@ STARTUP: tuple[tuple[re.Pattern[str], str, str], ...] = (
             r"(?:workers?|ranks?|nodes?|hosts?|peers?|processes|trainers?|servers?)"
             r"(?: to (?:join|connect|start|be ready|come up|register))?\W*$"
         ),
-        "rendezvous-fails",
         "the launcher was waiting for the other processes when the log ended",
     ),
 )
@@ -59,7 +58,7 @@ class Stall(Analyzer):
 
     def __init__(self) -> None:
         super().__init__()
-        self.stalls: list[tuple[str, str, Evidence]] = []
+        self.stalls: list[tuple[str, Evidence]] = []
         self.nccl_ends: list[Evidence] = []
         self.complete: set[str] = set()
 
@@ -75,11 +74,11 @@ class Stall(Analyzer):
         if not last:
             return
         line_no, text = last[-1]
-        for shape, symptom, what in STARTUP:
+        for shape, what in STARTUP:
             m = shape.search(text)
             if m:
                 ev = self.evidence(line_no, text, m.start(), m.end(), "last-line")
-                self.stalls.append((symptom, what, ev))
+                self.stalls.append((what, ev))
                 return
         init = sum(1 for _, t in last[-NCCL_TAIL:] if _NCCL_INIT.search(t))
         if _NCCL_INIT.search(text) and init >= NCCL_TAIL and self.file not in self.complete:
@@ -87,9 +86,9 @@ class Stall(Analyzer):
 
     def finish(self, facts: Facts) -> Report:
         report = Report()
-        for symptom, what, ev in self.stalls[:1]:
+        for what, ev in self.stalls[:1]:
             report.findings.append(
-                Finding(symptom, "log-ends-at-start-up", 0.6, f"the log ends here: {what}", [ev])
+                Finding(FINDING, FINDING, 0.6, f"the log ends here: {what}", [ev])
             )
         if self.nccl_ends and not self.stalls:
             report.notes.append(

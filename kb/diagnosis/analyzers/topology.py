@@ -92,7 +92,7 @@ class Topology(Analyzer):
                 link = topo_mod.kind(worst)
                 report.findings.append(
                     Finding(
-                        "gpu-topology-slow",
+                        "gpu-groups-without-nvlink",
                         "gpu-groups-without-nvlink",
                         GPU_GROUPS_WEIGHT.get(link, 0.55),
                         f.text,
@@ -103,7 +103,7 @@ class Topology(Analyzer):
             elif f.severity == "slow":
                 report.findings.append(
                     Finding(
-                        "gpu-topology-slow", "no-nic-near-gpus", 0.4, f.text, evidence, alone=False
+                        "no-nic-near-gpus", "no-nic-near-gpus", 0.4, f.text, evidence, alone=False
                     )
                 )
                 report.notes.append(Note("gpu-nic-placement", f.text, evidence))
@@ -116,7 +116,7 @@ class Topology(Analyzer):
             a, b = bad[0]
             report.findings.append(
                 Finding(
-                    "nccl-p2p-failure",
+                    "topo-p2p-unsupported",
                     "topo-p2p-unsupported",
                     0.5,
                     f"peer-to-peer between {a} and {b} is {cells[bad[0]]} (not OK)",

@@ -395,6 +395,11 @@ class Symptom(Strict):
     questions: list[Question] = Field(default_factory=list)
     examples: Examples = Field(default_factory=Examples)
     failure: Failure | None = Field(None, description="set when this symptom is a failure")
+    next: Text | None = Field(
+        None,
+        description="what to do when only this symptom shows and no line names its cause "
+        "(e.g. rerun with more logging); without it, its cheapest question",
+    )
 
 
 class FixCommand(Strict):

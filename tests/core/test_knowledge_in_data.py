@@ -43,6 +43,18 @@ def _constants(tree: ast.AST) -> Iterator[tuple[int, str]]:
             yield node.lineno, node.value
 
 
+def test_no_rule_id_is_written_in_python(kb) -> None:  # type: ignore[no-untyped-def]
+    ids = set(kb.causes) | set(kb.symptoms) | set(kb.fixes)
+    assert len(ids) > 100
+    hits = [
+        f"{path.relative_to(ROOT)}:{line}: {value}"
+        for path in _python_files()
+        for line, value in _constants(ast.parse(path.read_text(encoding="utf-8")))
+        if value in ids
+    ]
+    assert hits == [], "rule ids in Python (name a finding instead):\n" + "\n".join(hits)
+
+
 # ---------------------------------------------------------------- finding names in Python
 
 

@@ -2,7 +2,9 @@
 
 Why it exists: one place that owns the state a session needs (the knowledge base, the
 `kb.walk.session.Session`, the hosts checks can run on) and the long jobs (loading rules,
-scanning logs) that run in worker threads, so every screen stays a thin view.
+scanning logs) that run in worker threads, so every screen stays a thin view. Attributes
+go down, messages come up: a screen is handed the session and hosts it shows, and posts a
+`dlperf_tui.messages` message for what only the app does (open a screen, copy, export).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
 
+from dlperf_tui import messages
 from dlperf_tui.commands import KnowledgeCommands
 from dlperf_tui.screens.start import StartScreen
 from kb.util.errors import UserError
@@ -106,7 +109,7 @@ class DlperfHelpApp(App[int]):
         self._runners = hosts
 
     def on_mount(self) -> None:
-        self.push_screen(StartScreen())
+        self.push_screen(StartScreen(self.kb))
         if self.kb is None:  # after the first frame: loading competes with it for the GIL
             self.call_after_refresh(lambda: self.set_timer(0.05, self.load_rules))
         else:
@@ -244,11 +247,18 @@ class DlperfHelpApp(App[int]):
         self._end_busy()
         assert self.session is not None
         self.session.diagnosis = diag  # type: ignore[assignment]
-        self.push_screen(DiagnosisScreen())
+        self.push_screen(DiagnosisScreen(self.session))
 
     # ------------------------------------------------------------ walk and cards
 
-    def start_walk(self, symptom: str | None = None, use_diagnosis: bool = False) -> None:
+    def start_walk(
+        self,
+        symptom: str | None = None,
+        use_diagnosis: bool = False,
+        cause: str | None = None,
+        fix: str | None = None,
+    ) -> None:
+        """Walk from `symptom` (or the diagnosis); `cause` and `fix` chosen at once."""
         from dlperf_tui.screens.walk import WalkScreen
 
         if self.session is None:
@@ -256,18 +266,47 @@ class DlperfHelpApp(App[int]):
         if not use_diagnosis:
             self.session.diagnosis = None
             self.session.log_name = self.session.log_text = self.session.log_path = None
-        self.session.start_walk(symptom)
-        self.push_screen(WalkScreen())
+        walk = self.session.start_walk(symptom)
+        self.push_screen(WalkScreen(self.session, self.runners))
+        if cause is not None:
+            walk.choose(cause)
+            if fix is not None:
+                self.session.choose_fix(fix)
 
     def show_card(self, kind: str, node_id: str) -> None:
         from dlperf_tui.screens.card import CardScreen
 
-        self.push_screen(CardScreen(kind, node_id))
+        if self.session is not None:
+            self.push_screen(CardScreen(self.session, kind, node_id))
 
     def show_conclusion(self) -> None:
         from dlperf_tui.screens.conclusion import ConclusionScreen
 
-        self.push_screen(ConclusionScreen())
+        if self.session is not None:
+            self.push_screen(ConclusionScreen(self.session, self.runners))
+
+    # ------------------------------------------------------------ what screens ask
+
+    def on_start_walk(self, message: messages.StartWalk) -> None:
+        self.start_walk(message.symptom, message.use_diagnosis, message.cause, message.fix)
+
+    def on_show_card(self, message: messages.ShowCard) -> None:
+        self.show_card(message.kind, message.node_id)
+
+    def on_show_conclusion(self, _message: messages.ShowConclusion) -> None:
+        self.show_conclusion()
+
+    def on_diagnose(self, message: messages.Diagnose) -> None:
+        self.diagnose(message.text, message.path)
+
+    def on_copy_fix(self, message: messages.CopyFix) -> None:
+        self.copy_fix(message.fix, message.params, message.commands)
+
+    def on_ask_export(self, _message: messages.AskExport) -> None:
+        self.ask_export()
+
+    def on_export_runbook(self, _message: messages.ExportRunbook) -> None:
+        self.export_runbook()
 
     # ------------------------------------------------------------ actions
 
@@ -357,8 +396,8 @@ class DlperfHelpApp(App[int]):
     def action_cluster(self) -> None:
         from dlperf_tui.screens.cluster import ClusterScreen
 
-        if self.kb is not None and not isinstance(self.screen, ClusterScreen):
-            self.push_screen(ClusterScreen())
+        if self.session is not None and not isinstance(self.screen, ClusterScreen):
+            self.push_screen(ClusterScreen(self.session, self.runners))
 
     def action_toggle_theme(self) -> None:
         self.theme = "textual-light" if self.theme != "textual-light" else "textual-dark"

@@ -7,13 +7,14 @@ from any screen without walking the tree. Each hit opens the matching view.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from functools import partial
 from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.message import Message
+
+from dlperf_tui.messages import ExportRunbook, HasRules, ShowCard, StartWalk
 
 if TYPE_CHECKING:
-    from dlperf_tui.app import DlperfHelpApp
     from kb.rules.knowledge import KnowledgeBase
 
 MAX_ERROR_TEXT = 90
@@ -43,34 +44,41 @@ def _entries(kb: KnowledgeBase) -> Iterator[tuple[str, str, str, str]]:
 
 
 class KnowledgeCommands(Provider):
-    """Symptoms, causes, fixes and error strings of the loaded knowledge base."""
+    """Symptoms, causes, fixes and error strings of the loaded knowledge base. A hit posts
+    its message to the app (or runs an app action by name): no import of the app here."""
 
     @property
-    def _app(self) -> DlperfHelpApp:
-        return cast("DlperfHelpApp", self.app)
+    def _kb(self) -> KnowledgeBase | None:
+        return cast(HasRules, self.app).kb
 
     def _action(self, kind: str, node_id: str) -> Callable[[], None]:
         if kind == "symptom":
-            return partial(self._app.start_walk, node_id)
-        return partial(self._app.show_card, kind, node_id)
+            return lambda: self._post(StartWalk(node_id))
+        return lambda: self._post(ShowCard(kind, node_id))
+
+    def _post(self, message: Message) -> None:
+        self.app.post_message(message)
+
+    def _run(self, action: str) -> Callable[[], object]:
+        return lambda: self.app.run_action(action)
 
     def _actions(self) -> list[tuple[str, Callable[[], object], str]]:
         return [
             (
                 "Export the session runbook",
-                self._app.export_runbook,
+                lambda: self._post(ExportRunbook()),
                 "write what happened so far as Markdown (secrets masked)",
             ),
             (
                 "Cluster: survey every host and compare them",
-                self._app.action_cluster,
+                self._run("cluster"),
                 "versions, GPUs, NICs and limits side by side (ctrl+k)",
             ),
-            ("Toggle the light and dark theme", self._app.action_toggle_theme, "ctrl+t"),
+            ("Toggle the light and dark theme", self._run("toggle_theme"), "ctrl+t"),
         ]
 
     async def discover(self) -> Hits:
-        kb = self._app.kb
+        kb = self._kb
         if kb is None:
             return
         for label, action, help_text in self._actions():
@@ -80,7 +88,7 @@ class KnowledgeCommands(Provider):
                 yield DiscoveryHit(label, self._action(kind, node_id), help=help_text)
 
     async def search(self, query: str) -> Hits:
-        kb = self._app.kb
+        kb = self._kb
         if kb is None:
             return
         matcher = self.matcher(query)

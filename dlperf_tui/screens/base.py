@@ -1,8 +1,11 @@
-"""What every screen of the assistant shares: the app's state, Escape to go back."""
+"""What every screen of the assistant shares: Escape to go back, and the session handed down.
+
+Screens never reach into the app: what they show is given to them when they are made
+(the session, the hosts), and what they want done they post (`dlperf_tui.messages`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import events
 from textual.binding import Binding, BindingType
@@ -12,7 +15,6 @@ from textual.widgets import Footer, Static
 from kb.util.textsafe import safe_line
 
 if TYPE_CHECKING:
-    from dlperf_tui.app import DlperfHelpApp
     from kb.rules.knowledge import KnowledgeBase
     from kb.walk.session import Session
 
@@ -64,22 +66,6 @@ class BaseScreen(Screen[None]):
     HELP = ""
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "back", "Back")]
 
-    @property
-    def dapp(self) -> DlperfHelpApp:
-        return cast("DlperfHelpApp", self.app)
-
-    @property
-    def kb(self) -> KnowledgeBase:
-        kb = self.dapp.kb
-        assert kb is not None, "screens that need the rules open after they are loaded"
-        return kb
-
-    @property
-    def session(self) -> Session:
-        session = self.dapp.session
-        assert session is not None
-        return session
-
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "back":
             return self._depth() > 1
@@ -93,3 +79,15 @@ class BaseScreen(Screen[None]):
     def action_back(self) -> None:
         if self._depth() > 1 and self.app.screen is self:
             self.app.pop_screen()
+
+
+class SessionScreen(BaseScreen):
+    """A screen of one session: the session (and through it the rules) handed down."""
+
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self.session = session
+
+    @property
+    def kb(self) -> KnowledgeBase:
+        return self.session.kb

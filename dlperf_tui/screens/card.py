@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown
 
-from dlperf_tui.markdown import cause_markdown, fix_markdown
-from dlperf_tui.screens.base import AppFooter, BaseScreen, TitleBar
+from dlperf_tui.messages import CopyFix, StartWalk
+from dlperf_tui.screens.base import AppFooter, SessionScreen, TitleBar
+from kb.markdown.blocks import cause_block, fix_block
 from kb.rules.schema.models import text_of
 
+if TYPE_CHECKING:
+    from kb.walk.session import Session
 
-class CardScreen(BaseScreen):
+
+class CardScreen(SessionScreen):
     CSS_PATH = "card.tcss"
     HELP = (
         "One cause (or fix) of the knowledge base: how it shows in a log, the checks that "
@@ -27,8 +31,8 @@ class CardScreen(BaseScreen):
         Binding("c", "copy", "Copy fix"),
     ]
 
-    def __init__(self, kind: str, node_id: str) -> None:
-        super().__init__()
+    def __init__(self, session: Session, kind: str, node_id: str) -> None:
+        super().__init__(session)
         self.kind = kind
         self.node_id = node_id
 
@@ -45,10 +49,10 @@ class CardScreen(BaseScreen):
 
     def on_mount(self) -> None:
         if self.kind == "cause":
-            md = cause_markdown(self.kb, self.node_id, examples=True)
+            md = cause_block(self.kb, self.node_id, examples=True)
         else:
             users = [c for c in self.kb.causes.values() if self.node_id in c.fixes]
-            md = fix_markdown(self.kb.fixes[self.node_id], {}, heading="##") + (
+            md = fix_block(self.kb.fixes[self.node_id], {}, heading="##") + (
                 "\n\n### Fixes these causes\n\n"
                 + "\n".join(f"- {text_of(c.title)} (`{c.id}`)" for c in users)
             )
@@ -63,18 +67,14 @@ class CardScreen(BaseScreen):
     def action_walk(self) -> None:
         cid = self._cause_id()
         if cid is not None:
-            self.dapp.start_walk(self.kb.causes[cid].symptoms[0])
+            self.post_message(StartWalk(self.kb.causes[cid].symptoms[0]))
 
     def action_fix(self) -> None:
         cid = self._cause_id()
         if cid is None:
             return
-        self.dapp.start_walk(self.kb.causes[cid].symptoms[0])
-        walk = self.session.walk
-        assert walk is not None
-        walk.choose(cid)
-        if self.kind == "fix":
-            self.session.choose_fix(self.node_id)
+        fix = self.node_id if self.kind == "fix" else None
+        self.post_message(StartWalk(self.kb.causes[cid].symptoms[0], cause=cid, fix=fix))
 
     def action_copy(self) -> None:
         """`c`: the fix (the cause's first with commands), whole; its values are asked for."""
@@ -86,4 +86,4 @@ class CardScreen(BaseScreen):
         if fix is None:
             self.notify("No command to copy; read the steps.")
             return
-        self.dapp.copy_fix(fix, {})
+        self.post_message(CopyFix(fix, {}))

@@ -3,7 +3,8 @@ host, the exact command, a confirmation when the command changes the machine."""
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+import threading
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from rich.text import Text
 from textual import work
@@ -15,17 +16,20 @@ from textual.widgets import Button, Input, Label, Select, Static, TextArea
 from textual.worker import get_current_worker
 
 from dlperf_tui.plain import plain, plain_line
-from kb.checks.model import CheckRecord
+from kb.checks.model import CheckResult
+from kb.markdown.blocks import CHANGES_MACHINE
 from kb.rules.placeholders import refused, show_command
 from kb.rules.schema.models import Check, text_of
-from kb.runners.base import Runner
 from kb.util.textsafe import safe_line
 from kb.walk.session import check_from_paste, missing_params
+
+if TYPE_CHECKING:
+    from dlperf_tui.hosts import Hosts
 
 Mode = Literal["run", "paste"]
 
 
-class CheckRunScreen(ModalScreen[CheckRecord | None]):
+class CheckRunScreen(ModalScreen[CheckResult | None]):
     """Dismissed with the check's record, or None when the user cancels."""
 
     CSS_PATH = "check_run.tcss"
@@ -34,16 +38,17 @@ class CheckRunScreen(ModalScreen[CheckRecord | None]):
         Binding("ctrl+r", "go", "Run / read", priority=True),
     ]
 
-    def __init__(self, check: Check, params: dict[str, str], mode: Mode) -> None:
+    def __init__(self, check: Check, params: dict[str, str], mode: Mode, hosts: Hosts) -> None:
         super().__init__()
+        self.hosts = hosts
         self.check = check
         self.params = dict(params)
         self.mode = mode
         self.missing = missing_params(check, params)
-        self._runners: list[Runner] = []
+        self._cancel: threading.Event | None = None  # set while the check runs
 
     def compose(self) -> ComposeResult:
-        hosts = self.app.runners.choices  # type: ignore[attr-defined]
+        hosts = self.hosts.choices
         with VerticalScroll(classes="check-dialog"):
             yield Static(plain_line(text_of(self.check.title)), classes="dialog-title")
             yield Static(
@@ -63,15 +68,12 @@ class CheckRunScreen(ModalScreen[CheckRecord | None]):
                 if len(hosts) > 1:
                     yield Select(
                         [(Text(safe_line(h)), h) for h in hosts],  # Text: searchable, no markup
-                        value=self.app.runners.selected,  # type: ignore[attr-defined]
+                        value=self.hosts.selected,
                         allow_blank=False,
                         id="host",
                     )
                 if not self.check.read_only:
-                    yield Static(
-                        "This command changes the machine. Read it before running.",
-                        classes="warning",
-                    )
+                    yield Static(f"This command {CHANGES_MACHINE}.", classes="warning")
             else:
                 yield Label("Its output (paste it here):")
                 yield TextArea(id="output", soft_wrap=False)
@@ -156,20 +158,26 @@ class CheckRunScreen(ModalScreen[CheckRecord | None]):
                 return
             self.dismiss(check_from_paste(self.check, output, code, values))
             return
-        if self._runners:
+        if self._cancel is not None:
             return
-        hosts = self.app.runners  # type: ignore[attr-defined]
+        hosts = self.hosts
         if self.query("#host"):
             hosts.select(str(self.query_one("#host", Select).value))
-        self._runners = hosts.for_job()
+        self._cancel = threading.Event()
         self._status(f"Running {hosts.where()}… (Esc cancels)")
-        self._run(values)
+        self._run(values, self._cancel)
 
     @work(thread=True, exclusive=True)
-    def _run(self, values: dict[str, str]) -> None:
+    def _run(self, values: dict[str, str], cancel: threading.Event) -> None:
+        """The check through kb's engine (`run_check_on`), confirmed: the user read this
+        exact command here and pressed Run."""
+        from kb.walk.session import run_check_on
+
         worker = get_current_worker()
-        hosts = self.app.runners  # type: ignore[attr-defined]
-        record = hosts.run_check(self.check, values, self._runners)
+        hosts = self.hosts
+        record = run_check_on(
+            self.check, hosts.for_job(), hosts.make_runner, values, confirmed=True, cancel=cancel
+        )
         if not worker.is_cancelled:
             self.app.call_from_thread(self.dismiss, record)
 
@@ -177,7 +185,7 @@ class CheckRunScreen(ModalScreen[CheckRecord | None]):
         self.query_one("#check-status", Static).update(plain(text))
 
     def action_cancel(self) -> None:
-        for runner in self._runners:
-            runner.cancel()
+        if self._cancel is not None:
+            self._cancel.set()
         self.workers.cancel_all()
         self.dismiss(None)

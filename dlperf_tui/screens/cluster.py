@@ -6,8 +6,9 @@ Built on the cluster doctor's plain-data helpers (`kb.cluster.survey.collect_man
 
 from __future__ import annotations
 
+import contextlib
 import json
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import work
@@ -18,10 +19,15 @@ from textual.content import Content
 from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
+from dlperf_tui.messages import AskExport
 from dlperf_tui.plain import plain, plain_line
-from dlperf_tui.screens.base import AppFooter, BaseScreen, TitleBar
+from dlperf_tui.screens.base import AppFooter, SessionScreen, TitleBar
 from kb.runners.base import Runner
 from kb.util.textsafe import safe_line
+
+if TYPE_CHECKING:
+    from dlperf_tui.hosts import Hosts
+    from kb.walk.session import Session
 
 MAX_CELL = 40
 
@@ -40,7 +46,7 @@ def short_headers(names: list[str]) -> tuple[list[str], str]:
     return [n.split("@", 1)[1] if "@" in n else n for n in names], users.pop()
 
 
-class ClusterScreen(BaseScreen):
+class ClusterScreen(SessionScreen):
     CSS_PATH = "cluster.tcss"
     HELP = (
         "Every host of the hosts panel (`h` in the walk) is surveyed with read-only commands "
@@ -52,8 +58,9 @@ class ClusterScreen(BaseScreen):
         Binding("e", "export", "Export"),
     ]
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, session: Session, hosts: Hosts) -> None:
+        super().__init__(session)
+        self.hosts = hosts
         self.report: Any = None
         self.only_differences = False
         self.login = ""  # the login every node column shares, left out of the headers
@@ -68,8 +75,8 @@ class ClusterScreen(BaseScreen):
         yield AppFooter()
 
     def on_mount(self) -> None:
-        hosts = self.dapp.runners
-        self._runners = [hosts.fresh(n) for n in hosts.names]
+        hosts = self.hosts  # runners of this survey's own, made by kb's factory
+        self._runners = [hosts.make_runner(t) for t in hosts.targets.values()]
         names = ", ".join(r.name for r in self._runners)
         self.query_one("#cluster-status", Static).update(
             plain_line(f"Surveying {names}… (Esc cancels; add nodes with h in the walk)")
@@ -88,10 +95,15 @@ class ClusterScreen(BaseScreen):
             done.append(1)
             self.app.call_from_thread(self._progress, len(done), len(runners))
 
-        docs = collect_many(runners, on_done=one_done)
+        try:
+            docs = collect_many(runners, on_done=one_done)
+        finally:
+            for runner in runners:
+                with contextlib.suppress(Exception):  # a dead link is already closed
+                    runner.close()
         if worker.is_cancelled:
             return
-        report = build_report(load_text(json.dumps(docs), "survey"), CauseBook(self.dapp.kb))
+        report = build_report(load_text(json.dumps(docs), "survey"), CauseBook(self.kb))
         self.app.call_from_thread(self._show, report)
 
     def _progress(self, done: int, total: int) -> None:
@@ -165,7 +177,7 @@ class ClusterScreen(BaseScreen):
             self._fill()
 
     def action_export(self) -> None:
-        self.dapp.ask_export()
+        self.post_message(AskExport())
 
     def action_back(self) -> None:
         for runner in self._runners:

@@ -3,7 +3,7 @@ copy, the checks that verify it; or, honestly, "not in the knowledge base yet"."
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
 from textual.app import ComposeResult
@@ -13,15 +13,21 @@ from textual.widgets import Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from dlperf_tui.markdown import fix_commands, fix_markdown
+from dlperf_tui.messages import AskExport, CopyFix
 from dlperf_tui.plain import plain, plain_line
-from dlperf_tui.screens.base import AppFooter, BaseScreen, TitleBar
+from dlperf_tui.screens.base import AppFooter, SessionScreen, TitleBar
 from dlperf_tui.screens.check_run import CheckRunScreen
-from kb.checks.model import CheckRecord
-from kb.rules.schema.models import Check, text_of
+from kb.markdown.blocks import fix_block, fix_commands
+from kb.rules.schema.models import text_of
 from kb.util.textsafe import markdown_text
 from kb.walk.engine import Belief, Conclusion, Walk
 from kb.walk.session import missing_params
+
+if TYPE_CHECKING:
+    from dlperf_tui.hosts import Hosts
+    from kb.checks.model import CheckResult
+    from kb.rules.schema.models import Check
+    from kb.walk.session import Session
 
 HEADLINES = {
     "settled": "Found it",
@@ -42,7 +48,7 @@ def _beliefs_md(beliefs: list[Belief]) -> str:
     )
 
 
-class ConclusionScreen(BaseScreen):
+class ConclusionScreen(SessionScreen):
     CSS_PATH = "conclusion.tcss"
     HELP = (
         "The end of the walk. `c` copies the whole fix, ready to paste (a value it still needs "
@@ -61,6 +67,10 @@ class ConclusionScreen(BaseScreen):
         Binding("n", "next_fix", "Next fix", show=False),
         Binding("h", "hosts", "Hosts", show=False),
     ]
+
+    def __init__(self, session: Session, hosts: Hosts) -> None:
+        super().__init__(session)
+        self.hosts = hosts
 
     def compose(self) -> ComposeResult:
         yield TitleBar("the fix")
@@ -144,7 +154,7 @@ class ConclusionScreen(BaseScreen):
             )
         )
         self.query_one("#end-fix", Markdown).update(
-            fix_markdown(fix, self.session.params, heading="", commands=False)
+            fix_block(fix, self.session.params, heading="", commands=False)
         )
         shown = fix_commands(fix, self.session.params)
         for i, (command, cmd) in enumerate(zip(shown, fix.commands, strict=True)):
@@ -163,9 +173,9 @@ class ConclusionScreen(BaseScreen):
         if not checks:
             status.update("No check verifies this fix; rerun the job to see it work.")
             return
-        done = {r.check_id: r for r in self.session.verifications}
+        done = {r.id: r for r in self.session.verifications}
         lines = [
-            f"After applying the fix, verify it (v: run {self.dapp.runners.where()}, "
+            f"After applying the fix, verify it (v: run {self.hosts.where()}, "
             "p: paste output, h: hosts):"
         ]
         for chk in checks:
@@ -189,7 +199,8 @@ class ConclusionScreen(BaseScreen):
         event.stop()
         fix = self.session.fix
         if fix is not None and event.option.id is not None:
-            self.dapp.copy_fix(fix, self.session.params, [fix.commands[int(event.option.id)]])
+            command = fix.commands[int(event.option.id)]
+            self.post_message(CopyFix(fix, self.session.params, [command]))
 
     def action_copy(self) -> None:
         """`c`: the whole fix, every command, ready to paste."""
@@ -197,7 +208,7 @@ class ConclusionScreen(BaseScreen):
         if fix is None or not fix.commands:
             self.notify("No command to copy here.")
             return
-        self.dapp.copy_fix(fix, self.session.params)
+        self.post_message(CopyFix(fix, self.session.params))
 
     def action_next_fix(self) -> None:
         end = self.end
@@ -214,13 +225,13 @@ class ConclusionScreen(BaseScreen):
     def action_hosts(self) -> None:
         from dlperf_tui.screens.hosts import HostsScreen
 
-        self.app.push_screen(HostsScreen(), lambda _: self._draw_verify())
+        self.app.push_screen(HostsScreen(self.hosts), lambda _: self._draw_verify())
 
     def action_export(self) -> None:
-        self.dapp.ask_export()
+        self.post_message(AskExport())
 
     def _pending(self) -> list[Check]:
-        passed = {r.check_id for r in self.session.verifications if r.status == "pass"}
+        passed = {r.id for r in self.session.verifications if r.status == "pass"}
         return [c for c in self.session.verify_checks() if c.id not in passed]
 
     def action_verify(self) -> None:
@@ -233,24 +244,30 @@ class ConclusionScreen(BaseScreen):
             self.query_one("#verify-status", Static).update(plain_line(f"Running {chk.id}…"))
             self._verify(chk)
         else:
-            self.app.push_screen(CheckRunScreen(chk, self.session.params, "run"), self._verified)
+            self.app.push_screen(
+                CheckRunScreen(chk, self.session.params, "run", self.hosts), self._verified
+            )
 
     def action_paste_verify(self) -> None:
         pending = self._pending() or self.session.verify_checks()
         if pending:
             self.app.push_screen(
-                CheckRunScreen(pending[0], self.session.params, "paste"), self._verified
+                CheckRunScreen(pending[0], self.session.params, "paste", self.hosts),
+                self._verified,
             )
 
     @work(thread=True, exclusive=True, group="verify")
-    def _verify(self, chk: object) -> None:
+    def _verify(self, chk: Check) -> None:
+        """The verifying check through kb's engine (`run_check_on`): read-only, so unasked."""
+        from kb.walk.session import run_check_on
+
         worker = get_current_worker()
-        hosts = self.dapp.runners
-        record = hosts.run_check(chk, self.session.params, hosts.for_job())
+        hosts = self.hosts
+        record = run_check_on(chk, hosts.for_job(), hosts.make_runner, self.session.params)
         if not worker.is_cancelled:
             self.app.call_from_thread(self._verified, record)
 
-    def _verified(self, record: CheckRecord | None) -> None:
+    def _verified(self, record: CheckResult | None) -> None:
         if record is not None and record.status != "skipped":
             self.session.verifications.append(record)
         self._draw_verify()

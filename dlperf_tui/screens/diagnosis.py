@@ -12,10 +12,11 @@ from textual.content import Content
 from textual.widgets import Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 
-from dlperf_tui.markdown import cause_markdown
+from dlperf_tui.messages import AskExport, CopyFix, StartWalk
 from dlperf_tui.plain import plain, plain_line
-from dlperf_tui.screens.base import AppFooter, BaseScreen, TitleBar
+from dlperf_tui.screens.base import AppFooter, SessionScreen, TitleBar
 from kb.diagnosis.model import BASIS_EVIDENCE, CauseResult, Diagnosis, Evidence
+from kb.markdown.blocks import cause_block
 from kb.rules.schema.models import text_of
 from kb.util.textsafe import markdown_text, safe_line
 
@@ -51,7 +52,7 @@ class Detail(VerticalScroll):
     End and the arrows reach the fix text at its end (the lists inside take Tab next)."""
 
 
-class DiagnosisScreen(BaseScreen):
+class DiagnosisScreen(SessionScreen):
     CSS_PATH = "diagnosis.tcss"
     HELP = (
         "The causes the log points to, most likely first, with the lines that show them. "
@@ -185,7 +186,7 @@ class DiagnosisScreen(BaseScreen):
             )
         )
         self.query_one("#cause-md", Markdown).update(
-            cause_markdown(self.kb, cause.id, cause.params, title=False)
+            cause_block(self.kb, cause.id, cause.params, title=False)
         )
 
     # ------------------------------------------------------------ actions
@@ -199,7 +200,7 @@ class DiagnosisScreen(BaseScreen):
         return super().check_action(action, parameters)
 
     def action_walk(self) -> None:
-        self.dapp.start_walk(use_diagnosis=True)
+        self.post_message(StartWalk(use_diagnosis=True))
 
     def action_open_log(self) -> None:
         from dlperf_tui.screens.log_view import LogScreen
@@ -210,7 +211,7 @@ class DiagnosisScreen(BaseScreen):
         option = self.query_one("#evidence", OptionList).highlighted_option
         chosen = cause.evidence[int(option.id) if option is not None and option.id else 0]
         lines = sorted(cause.evidence, key=lambda e: (e.file, e.line))
-        self.app.push_screen(LogScreen(lines, start=lines.index(chosen)))
+        self.app.push_screen(LogScreen(self.session, lines, start=lines.index(chosen)))
 
     def action_copy_fix(self) -> None:
         """`c`: the cause's first fix with commands, whole, values filled in."""
@@ -222,7 +223,7 @@ class DiagnosisScreen(BaseScreen):
         if fix is None:
             self.notify("This cause's fixes have no command to copy; read the steps.")
             return
-        self.dapp.copy_fix(fix, dict(cause.params))
+        self.post_message(CopyFix(fix, dict(cause.params)))
 
     def action_export(self) -> None:
-        self.dapp.ask_export()
+        self.post_message(AskExport())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
 from textual.app import ComposeResult
@@ -17,7 +17,6 @@ from dlperf_tui.plain import plain, plain_line
 from kb.util.errors import UserError
 
 if TYPE_CHECKING:
-    from dlperf_tui.app import DlperfHelpApp
     from dlperf_tui.hosts import Hosts
 
 
@@ -39,13 +38,10 @@ class HostsScreen(ModalScreen[None]):
         Binding("delete", "remove", "Remove host"),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, hosts: Hosts) -> None:
         super().__init__()
+        self.hosts = hosts
         self.state: dict[str, str] = {LOCAL: "this machine"}
-
-    @property
-    def hosts(self) -> Hosts:
-        return cast("DlperfHelpApp", self.app).runners
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="hosts-dialog"):
@@ -86,11 +82,11 @@ class HostsScreen(ModalScreen[None]):
             self._draw()
 
     def on_switch_changed(self, event: Switch.Changed) -> None:
-        """Trust changed: the nodes that did not answer are tried again under it at once."""
+        """Trust changed: the nodes that did not answer are tried again under it at once
+        (each test is a fresh SSH session under the new setting)."""
         self.hosts.accept_new_host_keys = event.value
         again = [n for n in self.hosts.names if n != LOCAL and self.state.get(n, "") != REACHABLE]
         for name in again:
-            self.hosts.reconnect(name)
             self.state[name] = "connecting…"
         if again:
             self._draw()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
 from textual.app import ComposeResult
@@ -10,15 +10,18 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static, TextArea
 from textual.widgets.text_area import Selection
 
-from dlperf_tui.screens.base import AppFooter, BaseScreen, TitleBar
+from dlperf_tui.screens.base import AppFooter, SessionScreen, TitleBar
 from kb.diagnosis.model import Evidence
 from kb.util.textsafe import safe
+
+if TYPE_CHECKING:
+    from kb.walk.session import Session
 
 RADIUS = 2_000  # lines loaded each side of the evidence: a big log is shown in windows
 # (a text area takes about 16 µs a line to load: 4,000 lines stay well under 0.1 s)
 
 
-class LogScreen(BaseScreen):
+class LogScreen(SessionScreen):
     CSS_PATH = "log_view.tcss"
     HELP = (
         "The log, read-only, at the evidence line with its matching text selected. `n` and "
@@ -30,8 +33,8 @@ class LogScreen(BaseScreen):
         Binding("p", "prev_evidence", "Previous"),
     ]
 
-    def __init__(self, evidence: list[Evidence], start: int = 0) -> None:
-        super().__init__()
+    def __init__(self, session: Session, evidence: list[Evidence], start: int = 0) -> None:
+        super().__init__(session)
         self.evidence = evidence
         self.index = start
         self.first = 0  # line number of the first loaded line; 0 while nothing is loaded

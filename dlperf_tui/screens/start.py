@@ -22,6 +22,7 @@ from textual.widgets import (
     Tree,
 )
 
+from dlperf_tui.messages import Diagnose, StartWalk
 from dlperf_tui.plain import plain_line
 from dlperf_tui.screens.base import AppFooter, BaseScreen, TitleBar
 from kb.util.textsafe import safe
@@ -145,6 +146,10 @@ class StartScreen(BaseScreen):
         Binding("ctrl+l", "clear", "Clear", priority=True),
     ]
 
+    def __init__(self, rules: KnowledgeBase | None = None) -> None:
+        super().__init__()
+        self.rules = rules  # None until loaded: the app calls `rules_ready` then
+
     def compose(self) -> ComposeResult:
         yield TitleBar()
         with TabbedContent(initial="paste-tab", id="start-tabs"):
@@ -165,13 +170,14 @@ class StartScreen(BaseScreen):
 
     def on_mount(self) -> None:
         self.query_one(LogArea).focus()
-        if self.dapp.kb is not None:
-            self.rules_ready(self.dapp.kb)
+        if self.rules is not None:
+            self.rules_ready(self.rules)
 
     def rules_ready(self, kb: KnowledgeBase) -> None:
         from kb.markdown.runbook import GROUP_TITLES
         from kb.rules.schema.models import text_of
 
+        self.rules = kb
         if not self.query("#symptom-tree"):  # the lazy tab is not mounted yet
             self.call_after_refresh(self.rules_ready, kb)
             return
@@ -223,11 +229,11 @@ class StartScreen(BaseScreen):
         if path is not None:
             area.show("")
             self.query_one("#paste-status", Static).update(plain_line(f"opened {path}"))
-            self.dapp.diagnose(path=path)
+            self.post_message(Diagnose(path=path))
             return
         log = area.log_text
         self.query_one("#paste-status", Static).update(f"{log.count(chr(10)) + 1:,} lines{new}")
-        self.dapp.diagnose(text=log)
+        self.post_message(Diagnose(text=log))
 
     def action_diagnose(self) -> None:
         area = self.query_one(LogArea)
@@ -242,7 +248,7 @@ class StartScreen(BaseScreen):
 
         def opened(path: Path | None) -> None:
             if path is not None:
-                self.dapp.diagnose(path=path)
+                self.post_message(Diagnose(path=path))
 
         self.app.push_screen(OpenFileScreen(), opened)
 
@@ -269,9 +275,11 @@ class StartScreen(BaseScreen):
     # ------------------------------------------------------------ symptoms
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
-        if event.node.data and self.dapp.kb is not None:
-            self.query_one("#symptom-info", Static).update(symptom_text(self.kb, event.node.data))
+        if event.node.data and self.rules is not None:
+            self.query_one("#symptom-info", Static).update(
+                symptom_text(self.rules, event.node.data)
+            )
 
     def on_tree_node_selected(self, event: Tree.NodeSelected[str]) -> None:
         if event.node.data:
-            self.dapp.start_walk(event.node.data)
+            self.post_message(StartWalk(event.node.data))

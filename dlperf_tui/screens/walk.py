@@ -3,7 +3,8 @@ and the path taken. Answers and check results update everything at once."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+import threading
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
 from textual.app import ComposeResult
@@ -14,17 +15,22 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
+from dlperf_tui.messages import AskExport, ShowConclusion
 from dlperf_tui.plain import plain_line
-from dlperf_tui.screens.base import AppFooter, BaseScreen, TitleBar
+from dlperf_tui.screens.base import AppFooter, SessionScreen, TitleBar
 from dlperf_tui.screens.check_run import CheckRunScreen
 from dlperf_tui.screens.dialogs import StepsScreen
-from kb.checks.model import CheckRecord
 from kb.rules.placeholders import refused, show_command
 from kb.rules.schema.models import Check, text_of
-from kb.runners.base import Runner
 from kb.util.textsafe import safe_line
 from kb.walk.engine import Belief, Step, Walk
 from kb.walk.session import missing_params
+
+if TYPE_CHECKING:
+    from dlperf_tui.hosts import Hosts
+    from kb.checks.model import CheckResult
+    from kb.runners.hosts import Target
+    from kb.walk.session import Session
 
 
 def _without(params: dict[str, str], check: Check) -> dict[str, str]:
@@ -48,7 +54,7 @@ def belief_content(b: Belief) -> Content:
     return head
 
 
-class WalkScreen(BaseScreen):
+class WalkScreen(SessionScreen):
     CSS_PATH = "walk.tcss"
     HELP = (
         "The assistant proposes the step most likely to settle the matter per unit of "
@@ -70,10 +76,11 @@ class WalkScreen(BaseScreen):
         *[Binding(str(n), f"answer({n})", show=False) for n in range(1, 10)],
     ]
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, session: Session, hosts: Hosts) -> None:
+        super().__init__(session)
+        self.hosts = hosts
         self.step: Step | None = None
-        self._check_runners: list[Runner] = []
+        self._cancel: threading.Event | None = None  # set while a check runs
         self._pinned: str | None = None  # the key of a step the user picked with `o`
 
     def compose(self) -> ComposeResult:
@@ -123,7 +130,7 @@ class WalkScreen(BaseScreen):
         self._draw_step()
         self.refresh_bindings()
         if end is not None and conclude:
-            self.dapp.show_conclusion()
+            self.post_message(ShowConclusion())
 
     def _draw_step(self) -> None:
         why = self.query_one("#step-why", Static)
@@ -165,7 +172,7 @@ class WalkScreen(BaseScreen):
                     (" ".join(step.help.split()), "italic"),
                 )
             )
-            where = self.dapp.runners.where()
+            where = self.hosts.where()
             answers.add_option(Option(plain_line(f"r  Run it {where} (h: other hosts)"), id="run"))
             answers.add_option(Option("p  I ran it myself: paste the output", id="paste"))
         answers.add_option(Option("s  Skip: I can't take this step", id="skip"))
@@ -188,7 +195,7 @@ class WalkScreen(BaseScreen):
         event.stop()
         choice = event.option.id or ""
         if choice == "conclusion":
-            self.dapp.show_conclusion()
+            self.post_message(ShowConclusion())
         elif choice.startswith("answer:"):
             self._answer(choice.removeprefix("answer:"))
         elif choice == "run":
@@ -238,53 +245,61 @@ class WalkScreen(BaseScreen):
             self.app.push_screen(StepsScreen(steps), chosen)
 
     def action_export(self) -> None:
-        self.dapp.ask_export()
+        self.post_message(AskExport())
 
     # ------------------------------------------------------------ checks
 
     def action_run_check(self) -> None:
         step = self.step
-        if step is None or step.check is None or self._check_runners:
+        if step is None or step.check is None or self._cancel is not None:
             return
         params = self.walk.params
         bad = refused(step.check.run, params, step.check.params)
         if bad:  # a value from the log its kind refuses never runs: the user enters another
             self.notify(f"Refused value {bad[0]}", severity="error", markup=False)
             self.app.push_screen(
-                CheckRunScreen(step.check, _without(params, step.check), "run"), self._recorded
+                CheckRunScreen(step.check, _without(params, step.check), "run", self.hosts),
+                self._recorded,
             )
             return
         if step.check.read_only and not missing_params(step.check, params):
-            hosts = self.dapp.runners
-            self._check_runners = hosts.for_job()
+            self._cancel = threading.Event()
             self.query_one("#step-why", Static).update(
-                plain_line(f"Running {hosts.where()}… (Esc cancels)")
+                plain_line(f"Running {self.hosts.where()}… (Esc cancels)")
             )
-            self._run(step, self._check_runners, params)
+            self._run(step, self.hosts.for_job(), params, self._cancel)
         else:
-            self.app.push_screen(CheckRunScreen(step.check, params, "run"), self._recorded)
+            self.app.push_screen(
+                CheckRunScreen(step.check, params, "run", self.hosts), self._recorded
+            )
 
     def action_paste_output(self) -> None:
         if self.step is not None and self.step.check is not None:
             self.app.push_screen(
-                CheckRunScreen(self.step.check, self.walk.params, "paste"), self._recorded
+                CheckRunScreen(self.step.check, self.walk.params, "paste", self.hosts),
+                self._recorded,
             )
 
     def action_hosts(self) -> None:
         from dlperf_tui.screens.hosts import HostsScreen
 
-        self.app.push_screen(HostsScreen(), lambda _: self.refresh_walk(conclude=False))
+        self.app.push_screen(HostsScreen(self.hosts), lambda _: self.refresh_walk(conclude=False))
 
     @work(thread=True, exclusive=True, group="check")
-    def _run(self, step: Step, runners: list[Runner], params: dict[str, str]) -> None:
+    def _run(
+        self, step: Step, targets: list[Target], params: dict[str, str], cancel: threading.Event
+    ) -> None:
+        """The check through kb's engine (`run_check_on`); this worker only waits for it."""
+        from kb.walk.session import run_check_on
+
         assert step.check is not None
         worker = get_current_worker()
-        record = self.dapp.runners.run_check(step.check, params, runners)
+        record = run_check_on(step.check, targets, self.hosts.make_runner, params, cancel=cancel)
         if not worker.is_cancelled:
             self.app.call_from_thread(self._recorded, record)
 
-    def _recorded(self, record: CheckRecord | None) -> None:
-        self._check_runners = []
+    def _recorded(self, record: CheckResult | None) -> None:
+        self._cancel = None
         if record is None:
             self.refresh_walk(conclude=False)
             return
@@ -302,11 +317,10 @@ class WalkScreen(BaseScreen):
         self.refresh_walk()
 
     def action_back(self) -> None:
-        if self._check_runners:
-            for runner in self._check_runners:
-                runner.cancel()
+        if self._cancel is not None:
+            self._cancel.set()
             self.workers.cancel_group(self, "check")
-            self._check_runners = []
+            self._cancel = None
             self.notify("Check cancelled.")
             self.refresh_walk(conclude=False)
             return

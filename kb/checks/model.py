@@ -14,7 +14,10 @@ STATUSES = ("pass", "fail", "unavailable", "error", "skipped")
 
 @dataclass
 class CheckResult:
-    host: str
+    """A check as it was run, pasted or answered: what ran where, what came back, the
+    verdict. The one record of a check, for `check --json`, the walk and the runbooks."""
+
+    host: str  # as the user named it; "local", "pasted", "answered", or "a, b" combined
     id: str
     command: str
     status: str  # pass | fail | unavailable | error | skipped
@@ -145,20 +148,3 @@ class PairEvent:
 
 
 Event = HostEvent | CheckEvent | PairEvent
-
-
-@dataclass
-class CheckRecord:
-    """A check as it was run (or pasted): what ran where, what came back, the verdict."""
-
-    check_id: str
-    title: str
-    command: str
-    host: str  # "local", a node as the user named it, or "pasted"
-    output: str
-    status: str  # pass | fail | unavailable | error | skipped
-    exit_code: int | None = None
-    finding: str | None = None
-    reason: str = ""
-    params: dict[str, str] = field(default_factory=dict)
-    seconds: float = 0.0

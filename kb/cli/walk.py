@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     advice = _nic_advice(interfaces)
     if advice:
         walk.know({"good_iface": advice})
+    walk.know(_found_values(records))  # what the given checks read: fixes are chosen by it
     try:
         end = run_batch(walk, answers, records, nodes)
     except WalkError as exc:
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
             node.close()
     doc = _document(walk, end)
     if args.json:
-        print_json(doc)
+        print_json(doc, "walk")
     else:
         sys.stdout.write(_text(doc))
     return 0 if end.end in ("settled", "chosen") else 1
@@ -95,6 +96,17 @@ def _answers(items: list[str]) -> dict[str, str]:
     return out
 
 
+def _found_values(records: dict[str, list[Any]]) -> dict[str, str]:
+    """The values the given check results read (driver_cuda, horovod_version, ...), the
+    first one given of each name; a value that differs between nodes is left out."""
+    seen: dict[str, set[str]] = {}
+    for recs in records.values():
+        for rec in recs:
+            for name, value in rec.params.items():
+                seen.setdefault(name, set()).add(value)
+    return {name: next(iter(v)) for name, v in seen.items() if len(v) == 1}
+
+
 def _nic_advice(interfaces: dict[str, list[Any]]) -> str | None:
     """The `NCCL_SOCKET_IFNAME` value that selects a usable NIC on every surveyed node."""
     from kb.sysinfo.ifadvice import advise
@@ -108,7 +120,7 @@ def _nic_advice(interfaces: dict[str, list[Any]]) -> str | None:
 def _facts(paths: list[str]) -> tuple[dict[str, list[Any]], list[Any], dict[str, list[Any]]]:
     """Check results by check id (from `check --json`), recorded nodes (from surveys),
     and each surveyed node's interfaces."""
-    from kb.checks.model import CheckRecord
+    from kb.checks.model import CheckResult
     from kb.checks.recorded import RecordedNode, outputs_from_survey
     from kb.cluster.report import load_file
 
@@ -120,17 +132,17 @@ def _facts(paths: list[str]) -> tuple[dict[str, list[Any]], list[Any], dict[str,
             for chk in node.checks:
                 status = str(chk.get("status") or "error")
                 records.setdefault(str(chk["id"]), []).append(
-                    CheckRecord(
-                        str(chk["id"]),
-                        str(chk.get("title") or chk["id"]),
-                        str(chk.get("command") or ""),
+                    CheckResult(
                         node.host,
-                        str(chk.get("output") or ""),
+                        str(chk["id"]),
+                        str(chk.get("command") or ""),
                         status,
-                        chk.get("exit_code"),
-                        chk.get("finding"),
-                        str(chk.get("reason") or ""),
-                        {str(k): str(v) for k, v in (chk.get("params") or {}).items()},
+                        str(chk.get("output") or ""),
+                        exit_code=chk.get("exit_code"),
+                        finding=chk.get("finding"),
+                        reason=str(chk.get("reason") or ""),
+                        params={str(k): str(v) for k, v in (chk.get("params") or {}).items()},
+                        title=str(chk.get("title") or chk["id"]),
                     )
                 )
             outputs = outputs_from_survey(node.facts)
@@ -141,13 +153,13 @@ def _facts(paths: list[str]) -> tuple[dict[str, list[Any]], list[Any], dict[str,
 
 
 def _document(walk: Any, end: Any) -> dict[str, Any]:
-    from kb.rules.placeholders import show_command
+    from kb.rules import fixchoice
     from kb.walk.batch import fix_titles
 
     conclusion = end.conclusion
     cause = conclusion.cause if conclusion is not None else None
-    fixes = conclusion.fixes if conclusion is not None else []
     params = walk.params
+    fixes = fixchoice.order(conclusion.fixes if conclusion else [], walk.kb.fixes, params)
     nxt = end.next_step
     return {
         "end": end.end,
@@ -156,10 +168,8 @@ def _document(walk: Any, end: Any) -> dict[str, Any]:
             {
                 "id": f,
                 "title": t,
-                "commands": [
-                    {"run": show_command(c.run, params), "where": c.where}
-                    for c in walk.kb.fixes[f].commands
-                ],
+                "caution": fixchoice.caution_text(walk.kb.fixes[f], params),
+                "commands": [c.to_json() for c in fixchoice.commands(walk.kb.fixes[f], params)],
             }
             for f, t in zip(fixes, fix_titles(walk, fixes), strict=False)
         ],
@@ -188,6 +198,8 @@ def _text(doc: dict[str, Any]) -> str:
         lines += [f"  {s}" for s in doc["steps"]]
     for f in doc["fixes"]:
         lines.append(f"fix: {f['title']}")
+        if f.get("caution"):
+            lines.append(f"  caution: {f['caution']}")
         for cmd in f["commands"]:
             where = f"   ({' '.join(cmd['where'].split())})" if cmd["where"] else ""
             lines.append(f"  $ {cmd['run']}{where}")

@@ -2,7 +2,8 @@
 
 Layout: a table of contents, then one section per symptom (grouped by kind of trouble)
 holding the questions that tell its causes apart and one section per cause: how to
-recognise it, the checks with their commands fenced, and the fixes.  A cause listed
+recognise it, the checks with their commands fenced, and the fixes, written by
+`kb.markdown.blocks` as in the session runbook and the assistant.  A cause listed
 under several symptoms is written once, under its first, and linked from the others.
 """
 
@@ -11,10 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from kb.markdown.blocks import cause_block, fence, tr
 from kb.rules.knowledge import KnowledgeBase
-from kb.rules.placeholders import fill_text, show_command
-from kb.rules.schema.models import Cause, Check, Fix, LogExample, Symptom, Text, text_of
+from kb.rules.schema.models import Cause, Symptom, text_of
 from kb.util.secrets import mask
+
+__all__ = ["GROUP_TITLES", "fence", "render", "slug", "tr"]
 
 GROUP_TITLES = {
     "launch": "The job does not start",
@@ -31,25 +34,6 @@ def slug(title: str) -> str:
     """GitHub-style heading anchor."""
     s = re.sub(r"[^\w\- ]", "", title.strip().lower())
     return re.sub(r" ", "-", s)
-
-
-def tr(value: Text | None, lang: str) -> str:
-    """English text, with the Chinese translation beneath when `lang` is 'both'."""
-    en = text_of(value, "en").strip()
-    if lang == "en" or value is None or isinstance(value, str) or not value.zh:
-        return en
-    zh = value.zh.strip()
-    if lang == "zh":
-        return zh
-    quoted = "\n".join("> " + line if line else ">" for line in zh.splitlines())
-    return f"{en}\n\n{quoted}"
-
-
-def fence(body: str, lang: str = "bash") -> str:
-    ticks = "```"
-    while ticks in body:
-        ticks += "`"
-    return f"{ticks}{lang}\n{body.rstrip()}\n{ticks}"
 
 
 class _Writer:
@@ -152,80 +136,11 @@ def _symptom(
 
 
 def _cause(w: _Writer, kb: KnowledgeBase, c: Cause, lang: str) -> None:
-    w.add(f"#### {_cause_heading(c)}", tr(c.description, lang))
-    examples = [e.log if isinstance(e, LogExample) else e for e in c.examples.match]
-    if examples:
-        w.add(
-            "**How to recognise it** (log lines like these):",
-            fence("\n".join(ex.strip() for ex in examples[:4]), "text"),
-        )
-    checks = list(kb.checks_of(c.id))
-    if checks:
-        w.add("**Checks**")
-        for chk in checks:
-            _check(w, chk, lang)
-    w.add("**Fixes**")
-    for fid in c.fixes:
-        fix = kb.fixes.get(fid)
-        if fix is not None:
-            _fix(w, fix, lang)
-    if c.references:
-        w.add(
-            "**References**: "
-            + "; ".join(f"[{r.title}]({r.url})" if r.url else r.title for r in c.references)
-        )
-
-
-def _check(w: _Writer, chk: Check, lang: str) -> None:
-    kind = "read-only" if chk.read_only else "**changes the machine**"
+    """The cause as every document shows it (`kb.markdown.blocks`), under a heading the
+    table of contents links to; nothing is known yet, so every value is `<name>`."""
+    w.add(f"#### {_cause_heading(c)}")
     w.add(
-        f"- *{text_of(chk.title)}* ({kind}, cost {chk.cost:g}{', from every node to every other' if chk.scope == 'pair' else ''}):",
-        fence(show_command(chk.run, {})),
-        "  A problem if the output " + _describe(chk) + ": " + fill_text(tr(chk.means, lang), {}),
-    )
-
-
-def _describe(chk: Check) -> str:
-    e = chk.problem_if
-    parts = []
-    if e.any_line_matches:
-        parts.append(f"has a line matching `{e.any_line_matches}`")
-    if e.no_line_matches:
-        parts.append(f"has no line matching `{e.no_line_matches}`")
-    if e.contains:
-        parts.append(f"contains `{e.contains}`")
-    if e.not_contains:
-        parts.append(f"lacks `{e.not_contains}`")
-    if e.exit_code is not None:
-        parts.append(f"exits with {e.exit_code}")
-    if e.exit_nonzero:
-        parts.append("exits non-zero")
-    if e.number is not None:
-        bounds = [
-            f"{op} {getattr(e.number, op):g}"
-            for op in ("lt", "le", "gt", "ge", "eq")
-            if getattr(e.number, op) is not None
-        ]
-        parts.append(f"shows a number (`{e.number.pattern}`) {' and '.join(bounds)}")
-    if e.any or e.all:
-        parts.append("meets the combined conditions of the rule")
-    return " and ".join(parts) or "meets the rule's condition"
-
-
-def _fix(w: _Writer, fix: Fix, lang: str) -> None:
-    w.add(
-        f"- **{text_of(fix.title)}** — "
-        + fill_text(tr(fix.steps, lang), {}).replace("\n\n>", "\n\n  >")
-    )
-    for cmd in fix.commands:
-        where = f" ({cmd.where})" if cmd.where else ""
-        note = " — changes the machine: confirm before running" if cmd.changes_machine else ""
-        w.add(f"  Run{where}{note}:", fence(show_command(cmd.run, {})))
-    if fix.params:
-        w.add(
-            "  "
-            + "; ".join(
-                f"`<{k}>`: {v.description}" + (f" (e.g. `{v.example}`)" if v.example else "")
-                for k, v in fix.params.items()
-            )
+        cause_block(
+            kb, c.id, {}, lang, examples=True, heading="####", title=False, detail=True, meta=False
         )
+    )

@@ -3,7 +3,8 @@
 Why it exists: after an incident the team needs the record, for the ticket, the wiki
 or the next person on call. The runbook quotes the evidence (a long log is excerpted
 around it), every question and answer, every check with its command, host and output,
-the causes ruled in and out with the reason, and the fix with its values filled in.
+the causes ruled in and out with the reason, and the fix with its values filled in (as
+every document shows a fix: `kb.markdown.blocks`).
 Everything passes through `kb.util.secrets.mask` last, since runbooks are made to be shared.
 """
 
@@ -13,10 +14,11 @@ import textwrap
 from collections.abc import Callable
 
 from kb import __version__
-from kb.checks.model import CheckRecord
-from kb.markdown.runbook import fence
+from kb.checks.model import CheckResult
+from kb.markdown.blocks import fence, fix_block, literal
 from kb.rules.schema.models import text_of
 from kb.util.secrets import mask
+from kb.util.textsafe import safe
 from kb.walk.engine import Belief, Event
 from kb.walk.session import PASTED, Session
 
@@ -39,7 +41,7 @@ def render(session: Session) -> str:
     def add(*blocks: str) -> None:
         parts.extend(blocks)
 
-    add(f"# Troubleshooting runbook: {_lit(session.title())}")
+    add(f"# Troubleshooting runbook: {literal(session.title())}")
     when = session.started.strftime("%Y-%m-%d %H:%M %Z").strip()
     add(f"*Written by dlperf-help {__version__} on {when}.*")
     _outcome(session, add)
@@ -65,7 +67,7 @@ def _outcome(s: Session, add: Add) -> None:
             "likely": "the most likely cause once no step was left (not confirmed)",
             "chosen": "chosen by the user",
         }[end.kind]
-        add(f"- **Cause:** {_lit(text_of(cause.title, s.lang))} (`{cause.id}`), {how}.")
+        add(f"- **Cause:** {literal(text_of(cause.title, s.lang))} (`{cause.id}`), {how}.")
     elif end is not None:
         add(
             "- **Not in the knowledge base yet.** Every known cause of this symptom was "
@@ -74,7 +76,7 @@ def _outcome(s: Session, add: Add) -> None:
     elif s.diagnosis is not None and s.diagnosis.causes:
         top = s.diagnosis.causes[0]
         add(
-            f"- **Most likely cause (from the log):** {_lit(top.title)} (`{top.id}`), "
+            f"- **Most likely cause (from the log):** {literal(top.title)} (`{top.id}`), "
             f"confidence {top.confidence:.2f}; the walk was not finished."
         )
     else:
@@ -85,7 +87,7 @@ def _outcome(s: Session, add: Add) -> None:
             False: "its checks still fail",
             None: "not verified yet",
         }[s.verified]
-        add(f"- **Fix:** {_lit(text_of(fix.title, s.lang))} (`{fix.id}`), {verified}.")
+        add(f"- **Fix:** {literal(text_of(fix.title, s.lang))} (`{fix.id}`), {verified}.")
 
 
 def _symptoms(s: Session, add: Add) -> None:
@@ -97,7 +99,7 @@ def _symptoms(s: Session, add: Add) -> None:
     for sid in ids:
         sym = s.kb.symptoms[sid]
         lines.append(
-            f"- **{_lit(text_of(sym.title, s.lang))}** (`{sid}`): "
+            f"- **{literal(text_of(sym.title, s.lang))}** (`{sid}`): "
             + " ".join(text_of(sym.description, s.lang).split())
         )
     add("\n".join(lines))
@@ -139,7 +141,7 @@ def _diagnosis(s: Session, add: Add) -> None:
     if not d.causes:
         add(f"No known problem found in {d.stats.lines} lines.")
     for c in d.causes:
-        lines = [f"- **{_lit(c.title)}** (`{c.id}`), confidence {c.confidence:.2f}"]
+        lines = [f"- **{literal(c.title)}** (`{c.id}`), confidence {c.confidence:.2f}"]
         for e in c.evidence:
             lines.append(f"  - line {e.line}: `{_code(e.text)}`")
         if c.params:
@@ -147,11 +149,6 @@ def _diagnosis(s: Session, add: Add) -> None:
         add("\n".join(lines))
     if d.notes:
         add("Notes:\n" + "\n".join(f"- {n.text}" for n in d.notes))
-
-
-def _lit(title: str) -> str:
-    """A rule's title as literal Markdown: `veth*` or `__init__` must not turn emphasis on."""
-    return "".join(f"\\{c}" if c in "*_[]<>#" else c for c in title)
 
 
 def _code(text: str) -> str:
@@ -182,12 +179,12 @@ def _event(i: int, ev: Event, s: Session) -> list[str]:
     if ev.kind == "skip":
         return [f"{i}. **Skipped:** {title}"]
     if ev.kind == "choose":
-        return [f"{i}. **Chose the cause:** {_lit(ev.outcome_text)} (`{ev.outcome}`)"]
+        return [f"{i}. **Chose the cause:** {literal(ev.outcome_text)} (`{ev.outcome}`)"]
     assert ev.record is not None
-    return [f"{i}. **Check:** {_lit(title)} (`{ev.step_id}`){_effect(ev)}", *_record(ev.record)]
+    return [f"{i}. **Check:** {literal(title)} (`{ev.step_id}`){_effect(ev)}", *_record(ev.record)]
 
 
-def _record(r: CheckRecord) -> list[str]:
+def _record(r: CheckResult) -> list[str]:
     """A check's command and output, indented to stay inside its list item."""
     where = "pasted by the user" if r.host == PASTED else f"ran on `{r.host}`"
     verdict = STATUS_WORDS.get(r.status, r.status)
@@ -199,9 +196,9 @@ def _record(r: CheckRecord) -> list[str]:
         shown.append(f"… ({len(lines) - MAX_OUTPUT_LINES} more lines)")
     return [
         f"   Command ({where}{code}), {verdict}{extra}:",
-        _indent(fence(r.command, "bash")),
+        _indent(fence(safe(r.command), "bash")),
         "   Output:",
-        _indent(fence("\n".join(shown) or "(no output)", "text")),
+        _indent(fence(safe("\n".join(shown)) or "(no output)", "text")),
     ]
 
 
@@ -235,24 +232,18 @@ def _belief(b: Belief) -> str:
     status = {"confirmed": "confirmed", "open": "possible", "ruled_out": "ruled out"}[b.status]
     why = "; ".join(b.reasons) or "no evidence either way"
     prob = "" if b.status == "ruled_out" else f" ({b.p:.0%})" if b.p >= 0.01 else " (<1%)"
-    return f"- **{_lit(b.title)}** (`{b.id}`), {status}{prob}: {why}."
+    return f"- **{literal(b.title)}** (`{b.id}`), {status}{prob}: {why}."
 
 
 def _fix(s: Session, add: Add) -> None:
     fix = s.fix
     if fix is None:
         return
-    from kb.rules.placeholders import fill_text
-
-    add(f"## Fix: {_lit(text_of(fix.title, s.lang))}")
-    add(fill_text(text_of(fix.steps, s.lang), s.params))
-    for command, where, changes in s.fix_commands():
-        note = " (changes the machine)" if changes else ""
-        add(f"Run{f' ({where})' if where else ''}{note}:", fence(command, "bash"))
+    add(fix_block(fix, s.params, s.lang, heading="##", title="Fix: "))
     if s.verify_checks():
         add("### Verification")
         if not s.verifications:
             checks = ", ".join(f"`{c.id}`" for c in s.verify_checks())
             add(f"Not run yet. After applying the fix, run {checks}: each should pass.")
         for r in s.verifications:
-            add(f"- **{_lit(r.title)}** (`{r.check_id}`)\n" + "\n\n".join(_record(r)))
+            add(f"- **{literal(r.title)}** (`{r.id}`)\n" + "\n\n".join(_record(r)))

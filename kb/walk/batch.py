@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from kb.checks.model import CheckRecord
+from kb.checks.model import CheckResult
+from kb.diagnosis.hangs import focus as hang_focus
 from kb.rules.schema.models import text_of
 from kb.runners.base import Runner
 from kb.walk.engine import Conclusion, Step, Walk, WalkError
@@ -31,26 +32,33 @@ class BatchEnd:
     problems: list[str] = field(default_factory=list)  # given answers that did not apply
 
 
-def answer_record(walk: Walk, check_id: str, status: str) -> CheckRecord:
+def answer_record(walk: Walk, check_id: str, status: str) -> CheckResult:
     """A check the user ran and judged themselves (`--answer CHECK=pass`)."""
     step = walk.step(check_id, "check")
     if status not in ("pass", "fail", "unavailable", "error"):
         raise WalkError(
             f"check '{check_id}' takes pass, fail, unavailable or error, not '{status}'"
         )
-    return CheckRecord(check_id, step.title, "", "answered", "", status)
+    return CheckResult("answered", check_id, "", status, title=step.title)
 
 
 def run_batch(
     walk: Walk,
     answers: Mapping[str, str] | None = None,
-    records: Mapping[str, Sequence[CheckRecord]] | None = None,
+    records: Mapping[str, Sequence[CheckResult]] | None = None,
     nodes: Sequence[Runner] = (),
+    aliases: Mapping[str, Sequence[str]] | None = None,
 ) -> BatchEnd:
-    """Walk as far as the given answers, recorded results and recorded nodes allow."""
+    """Walk as far as the given answers, recorded results and recorded nodes allow.
+    Checks run on the host a hang names first (`kb.diagnosis.hangs.focus`); `aliases`
+    gives a node's other names (its hostname, addresses) to recognise it by."""
     answers = dict(answers or {})
     records = dict(records or {})
     problems: list[str] = []
+    names = dict(aliases or {})
+    nodes = hang_focus.first(
+        nodes, hang_focus.from_values(walk.params), lambda n: [n.name, *names.get(n.name, ())]
+    )
     for _ in range(MAX_STEPS):
         end = walk.conclusion()
         if end is not None:
@@ -69,7 +77,7 @@ def _take(
     walk: Walk,
     step: Step,
     answers: dict[str, str],
-    records: dict[str, Sequence[CheckRecord]],
+    records: dict[str, Sequence[CheckResult]],
     nodes: Sequence[Runner],
     problems: list[str],
 ) -> bool:
@@ -115,6 +123,10 @@ def _needs(walk: Walk, step: Step | None) -> str:
     missing = missing_params(chk, walk.params) if chk is not None else []
     if missing:
         return f"run check '{step.id}' (it needs {', '.join(missing)}), or --answer {step.id}=pass|fail"
+    focus = hang_focus.from_values(walk.params)
+    if focus is not None and focus.host is not None:  # the host the hang names, first
+        where = f"on {focus.host} first, where {focus.who()} ({focus.check_command(step.id)})"
+        return f"run check '{step.id}' {where}, or --answer {step.id}=pass|fail"
     where = "on the nodes (dlperf-help check --check " + step.id + " --json)"
     return f"run check '{step.id}' {where}, or --answer {step.id}=pass|fail"
 

@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
-from kb.checks.model import CheckRecord
+from kb.checks.model import CheckResult
 from kb.rules.knowledge import KnowledgeBase
 from kb.rules.schema.models import Check, Question, text_of
 
@@ -120,7 +120,7 @@ class Event:
     outcome_text: str = ""
     confirms: tuple[str, ...] = ()
     rules_out: tuple[str, ...] = ()
-    record: CheckRecord | None = None
+    record: CheckResult | None = None
     step_kind: str = ""  # what was skipped: "question" or "check"
     ratios: tuple[tuple[str, float], ...] = ()
     sets: tuple[tuple[str, str], ...] = ()
@@ -472,9 +472,9 @@ class Walk:
         ev.sets = o.sets
         return self._push(ev)
 
-    def record_check(self, record: CheckRecord) -> Event:
+    def record_check(self, record: CheckResult) -> Event:
         """A check's verdict: `fail` and `pass` move the belief, other statuses only note it."""
-        step = self.step(record.check_id, "check")
+        step = self.step(record.id, "check")
         moved = record.status in ("fail", "pass")
         o = step.outcome(record.status) if moved else Outcome(record.status, "")
         text = record.finding or record.reason

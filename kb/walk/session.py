@@ -6,25 +6,28 @@ and answer, every check with its command, host, output and verdict, the causes r
 in and out, and the fix chosen and verified. A `Session` holds exactly that, with no
 user interface; the walk (`kb.walk.engine`) holds the reasoning, the session holds the facts.
 
-It also runs checks (`run_check`) and reads pasted output (`check_from_paste`) into
-`CheckRecord`s, so "run it here", "run it on a node" and "I ran it myself" end the same.
+It also runs checks (`run_check`, `run_check_on`: through `kb.checks`, as the CLI does)
+and reads pasted output (`check_from_paste`) into `kb.checks.model.CheckResult`s, so
+"run it here", "run it on a node" and "I ran it myself" end the same.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb.checks.evaluate import evaluate
-from kb.checks.model import CheckRecord
+from kb.checks.model import CheckResult
 from kb.diagnosis.model import Diagnosis
 from kb.rules.knowledge import KnowledgeBase
 from kb.rules.placeholders import fill_command, names_in, show_command
 from kb.rules.schema.models import Check, Fix, text_of
 from kb.runners.base import Runner
+from kb.runners.hosts import Target
 from kb.walk.engine import Walk
 
 PASTED = "pasted"  # the host of a check whose output the user pasted
@@ -46,7 +49,7 @@ class Session:
     diagnosis: Diagnosis | None = None
     walk: Walk | None = None
     fix_id: str | None = None
-    verifications: list[CheckRecord] = field(default_factory=list)
+    verifications: list[CheckResult] = field(default_factory=list)
     cluster_markdown: str | None = None  # the cluster consistency report, when one was made
 
     # ------------------------------------------------------------ the log
@@ -192,19 +195,10 @@ class Session:
         """True when every verifying check passed after the fix, None when none ran."""
         if not self.verifications:
             return None
-        latest = {r.check_id: r.status for r in self.verifications}
+        latest = {r.id: r.status for r in self.verifications}
         return all(s == "pass" for s in latest.values()) and len(latest) >= len(
             self.verify_checks()
         )
-
-    def fix_commands(self) -> Iterator[tuple[str, str | None, bool]]:
-        """The chosen fix's commands for people to run: (command, where, changes the machine)."""
-        fix = self.fix
-        if fix is None:
-            return
-        params = self.params
-        for cmd in fix.commands:
-            yield show_command(cmd.run, params, fix.params), cmd.where, cmd.changes_machine
 
     def title(self) -> str:
         cid = self.cause_id
@@ -237,71 +231,82 @@ def run_check(
     check: Check,
     runner: Runner,
     params: dict[str, str],
-    cancelled: Callable[[], bool] | None = None,
-) -> CheckRecord:
-    """Run a check through a runner (this machine or a node) and read its verdict.
+    *,
+    confirmed: bool = False,
+    cancel: threading.Event | None = None,
+) -> CheckResult:
+    """Run a check through a runner the caller holds (this machine, a recorded node) by
+    `kb.checks.single`, the engine every check run goes through, and read its verdict.
 
     Raises KeyError naming a placeholder nobody filled; ask the user for it first.
     A value its kind refuses (`kb.rules.valuekinds`) is never run: the record says why.
     """
+    refusal = _refusal(check, runner.name, params)
+    if refusal is not None:
+        return refusal
+    from kb.checks.single import run_on_runner
+
+    return run_on_runner(check, runner, params, confirmed=confirmed, cancel=cancel)
+
+
+def run_check_on(
+    check: Check,
+    targets: Sequence[Target],
+    make_runner: Callable[[Target], Runner],
+    params: dict[str, str],
+    *,
+    confirmed: bool = False,
+    cancel: threading.Event | None = None,
+) -> CheckResult:
+    """Run a check on every target at once (runners made and closed by the engine), as
+    one record (`combine`). KeyError and refused values as in `run_check`."""
+    refusal = _refusal(check, ", ".join(t.label for t in targets), params)
+    if refusal is not None:
+        return refusal
+    from kb.checks.single import run_one
+
+    return combine(run_one(check, targets, make_runner, params, confirmed=confirmed, cancel=cancel))
+
+
+def _refusal(check: Check, host: str, params: dict[str, str]) -> CheckResult | None:
+    """KeyError for a value nobody gave; the record of a refused value; None: it may run."""
+    missing = missing_params(check, params)
+    if missing:
+        raise KeyError(missing[0])
     try:
-        command = fill_command(check.run, params, check.params)
+        fill_command(check.run, params, check.params)
     except ValueError as exc:
-        shown = show_command(check.run, params, check.params)
-        return CheckRecord(
+        return CheckResult(
+            host,
             check.id,
-            text_of(check.title),
-            shown,
-            runner.name,
-            "",
+            show_command(check.run, params, check.params),
             "error",
+            title=text_of(check.title),
             reason=f"refused value: {exc}",
         )
-    result = runner.run(command, check.timeout)
-    base = CheckRecord(
-        check.id,
-        text_of(check.title),
-        command,
-        runner.name,
-        result.stdout,
-        "error",
-        result.exit_code,
-        seconds=result.seconds,
-    )
-    if cancelled is not None and cancelled():
-        base.status, base.reason = "skipped", "cancelled"
-        return base
-    if result.stderr:
-        base.output = f"{result.stdout}{result.stderr}" if result.stdout else result.stderr
-    if result.error is not None:
-        base.reason = result.error
-        return base
-    outcome = evaluate(check, result.stdout, result.exit_code, result.stderr)
-    base.status, base.finding, base.reason = outcome.status, outcome.finding, outcome.reason
-    base.params = outcome.params
-    return base
+    return None
 
 
 def check_from_paste(
     check: Check, output: str, exit_code: int | None, params: dict[str, str]
-) -> CheckRecord:
+) -> CheckResult:
     """The verdict on output the user ran and pasted themselves."""
     outcome = evaluate(check, output, exit_code)
-    return CheckRecord(
-        check.id,
-        text_of(check.title),
-        show_command(check.run, params, check.params),
+    return CheckResult(
         PASTED,
-        output,
+        check.id,
+        show_command(check.run, params, check.params),
         outcome.status,
-        exit_code,
-        outcome.finding,
-        outcome.reason,
-        outcome.params,
+        output,
+        exit_code=exit_code,
+        finding=outcome.finding,
+        reason=outcome.reason,
+        params=outcome.params,
+        title=text_of(check.title),
     )
 
 
-def combine(records: list[CheckRecord]) -> CheckRecord:
+def combine(records: list[CheckResult]) -> CheckResult:
     """One verdict for a check run on several nodes: the problem is present if any node
     fails; healthy only if every node passes. Outputs are kept, each under its host."""
     if len(records) == 1:
@@ -326,16 +331,17 @@ def combine(records: list[CheckRecord]) -> CheckRecord:
     hosts = ", ".join(r.host for r in records)
     output = "\n".join(f"== {r.host}: {r.status} ==\n{r.output.rstrip()}" for r in records)
     findings = "; ".join(f"{r.host}: {r.finding or r.reason or r.status}" for r in records)
-    return CheckRecord(
-        first.check_id,
-        first.title,
-        first.command,
+    return CheckResult(
         hosts,
-        output,
+        first.id,
+        first.command,
         status,
-        first.exit_code,
+        output,
+        max(r.seconds for r in records),
+        first.cause,
         findings,
         first.reason,
-        params,
-        max(r.seconds for r in records),
+        exit_code=first.exit_code,
+        title=first.title,
+        params=params,
     )

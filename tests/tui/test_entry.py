@@ -11,7 +11,7 @@ from tests.tui.common import RULES
 def test_the_walk_session_and_runbook_modules_never_import_textual():
     code = (
         "import sys, kb.walk.engine, kb.walk.session, kb.markdown.session_runbook, kb.util.secrets, dlperf_tui.jobs, "
-        "dlperf_tui.hosts, dlperf_tui.markdown; "
+        "dlperf_tui.hosts, kb.markdown.blocks; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

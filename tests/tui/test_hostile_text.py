@@ -99,9 +99,9 @@ async def test_markup_in_a_pasted_log_is_shown_literally_and_kills_nothing(
         assert MARKUP in content.plain
         assert not content.spans  # no style, no link, no action: plain text
         # the cause and fix text quote the value as text: the only link is the rule's own
-        from dlperf_tui.markdown import cause_markdown
+        from kb.markdown.blocks import cause_block
 
-        md = cause_markdown(app.kb, "run-dir-unwritable", app.session.diagnosis.causes[0].params)
+        md = cause_block(app.kb, "run-dir-unwritable", app.session.diagnosis.causes[0].params)
         hrefs = [
             t.attrs.get("href")
             for block in MarkdownIt("gfm-like").parse(md)
@@ -193,7 +193,7 @@ async def test_notifications_and_host_errors_are_plain(make_hostile_app: Callabl
         _nothing_raw(app)
         from dlperf_tui.screens.hosts import HostsScreen
 
-        await app.push_screen(HostsScreen())
+        await app.push_screen(HostsScreen(app.runners))
         await until(pilot, lambda: type(app.screen).__name__ == "HostsScreen")
         app.screen.query_one("#host-add").value = "[/b]bad host[@click=app.quit]"
         await pilot.press("enter")

@@ -10,9 +10,10 @@ import pytest
 
 from dlperf_tui.hosts import ALL, LOCAL, Hosts
 from dlperf_tui.screens.cluster import short_headers
+from kb.checks.model import CheckResult
 from kb.rules.knowledge import KnowledgeBase
 from kb.util.errors import UserError
-from kb.walk.session import CheckRecord, combine
+from kb.walk.session import combine, run_check_on
 from tests.tui.driving import export, screen_text, shows, until, until_screen
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "ssh"))
@@ -58,15 +59,17 @@ def test_a_check_on_all_hosts_fails_when_one_node_fails(
     hosts.add("gpu[01-02]")
     hosts.select(ALL)
     chk = kb.checks["list-interfaces"][1]
-    record = hosts.run_check(chk, {}, hosts.for_job())
+    record = run_check_on(chk, hosts.for_job(), hosts.make_runner, {})
     assert record.host == "local, gpu01, gpu02"
     assert "== gpu01:" in record.output and "== gpu02:" in record.output
     hosts.close()
 
 
 def test_combining_records_keeps_each_hosts_verdict():
-    def rec(host: str, status: str) -> CheckRecord:
-        return CheckRecord("c", "c", "cmd", host, f"out {host}", status, 0, f"f {host}")
+    def rec(host: str, status: str) -> CheckResult:
+        return CheckResult(
+            host, "c", "cmd", status, f"out {host}", finding=f"f {host}", exit_code=0
+        )
 
     assert combine([rec("a", "pass"), rec("b", "fail")]).status == "fail"
     assert combine([rec("a", "pass"), rec("b", "pass")]).status == "pass"

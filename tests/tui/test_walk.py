@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+from kb.checks.model import CheckResult
 from kb.diagnosis.engine import diagnose_paths
 from kb.rules.knowledge import KnowledgeBase
 from kb.walk.engine import OTHER_ODDS, Walk, WalkError
-from kb.walk.session import CheckRecord
 from tests.tui.common import LOG
 
 
-def record(check_id: str, status: str, finding: str | None = None) -> CheckRecord:
-    return CheckRecord(check_id, check_id, "cmd", "local", "out", status, 0, finding)
+def record(check_id: str, status: str, finding: str | None = None) -> CheckResult:
+    return CheckResult("local", check_id, "cmd", status, "out", finding=finding, exit_code=0)
 
 
 def test_beliefs_start_from_the_priors_normalised_with_room_for_the_unknown(kb: KnowledgeBase):

@@ -15,12 +15,12 @@ import pytest
 
 from kb.checks import pairs
 from kb.checks.evaluate import evaluate
+from kb.checks.model import CheckResult
 from kb.cli.main import main
 from kb.rules.knowledge import KnowledgeBase
 from kb.rules.placeholders import fill_command
 from kb.rules.schema.models import Check
 from kb.walk.engine import Walk
-from kb.walk.session import CheckRecord
 
 
 def sh(command: str, path: str | None = None) -> tuple[str, str, int]:
@@ -84,7 +84,7 @@ def test_a_check_that_did_not_run_moves_no_cause_in_the_walk(kb: KnowledgeBase) 
     walk = Walk(kb, "multi-node-hang")
     before = {b.id: (b.p, b.status) for b in walk.beliefs()}
     for status in ("unavailable", "error", "skipped"):
-        rec = CheckRecord("route-to-peer", "r", "ip", "gpu01", "x", status, 1, None, "why")
+        rec = CheckResult("gpu01", "route-to-peer", "ip", status, "x", reason="why", exit_code=1)
         walk.record_check(rec)
         walk.undo()
         walk.record_check(rec)

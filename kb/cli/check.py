@@ -229,7 +229,7 @@ def run(args: argparse.Namespace) -> int:
         if session is not None:
             session.close()
     if args.json:
-        print_json(report.as_json())
+        print_json(report.as_json(), "check")
     else:
         say(summary(report))
     if report.interrupted:

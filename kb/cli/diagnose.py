@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 import time
+from typing import Any
 
 HELP = "diagnose logs: the likely causes, the lines that show them, and the fixes"
 LIKELY = 0.5  # kb.diagnosis.ranking.LIKELY, kept here so `--help` imports nothing heavy
@@ -93,17 +94,17 @@ def run(args: argparse.Namespace) -> int:
         use_hyperscan=not args.no_hyperscan,
     )
     progress.clear()
-    from kb.cli.output import print_json, write
+    from kb.cli.output import print_json, stamped, write
 
     if args.top:
         diag.causes = diag.causes[: args.top]
     if args.json:
-        data = diag.to_json(explain=args.explain)
+        data = with_fix_commands(diag.to_json(explain=args.explain), rules)
         if not args.no_mask:  # the output only: what was matched is the log as it is
             from kb.util.secrets import mask_json
 
             data = mask_json(data)
-        print_json(data)  # not kb.cli.common: it loads pydantic
+        print_json(stamped("diagnose", data))  # not kb.cli.common: it loads pydantic
     else:
         from kb.diagnosis.render import render
 
@@ -116,6 +117,35 @@ def run(args: argparse.Namespace) -> int:
     if diag.errors:
         return 2
     return 1 if diag.found else 0  # a cause, or a failure whose cause no line names
+
+
+def with_fix_commands(data: dict[str, Any], rules: Any) -> dict[str, Any]:
+    """Each cause's fixes chosen for the values found (`kb.rules.fixchoice`): `fixes` keeps
+    its shape (ids, fragile ones last) and `fix_details` adds each fix's title, caution
+    and commands filled with the values, naming those still needed (`missing`)."""
+    from kb.rules import fixchoice
+
+    for cause in data.get("causes", []):
+        values = {str(k): str(v) for k, v in (cause.get("params") or {}).items()}
+        ids = fixchoice.order(cause.get("fixes", []), rules.fixes, values)
+        cause["fixes"] = ids
+        details = []
+        for fid in ids:
+            fix = rules.fixes.get(fid)
+            if fix is None:
+                continue
+            cmds = fixchoice.commands(fix, values)
+            details.append(
+                {
+                    "id": fid,
+                    "title": fix.title,
+                    "caution": fixchoice.caution_text(fix, values),
+                    "commands": [c.to_json() for c in cmds],
+                    "missing": list(dict.fromkeys(n for c in cmds for n in c.missing)),
+                }
+            )
+        cause["fix_details"] = details
+    return data
 
 
 class _Progress:

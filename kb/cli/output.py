@@ -26,6 +26,26 @@ def line(text: str = "", stream: TextIO | None = None) -> None:
     out.flush()
 
 
+SCHEMA_VERSION = 1
+
+
+def schema_id(command: str) -> str:
+    """The name and version of a command's JSON shape, e.g. `dlperf-help/diagnose/1`:
+    a reader refuses a shape it does not know instead of misreading it."""
+    return f"dlperf-help/{command}/{SCHEMA_VERSION}"
+
+
+def stamped(command: str, data: Any) -> Any:
+    """`data` with `"schema"` added: first key of an object; in each object of a list
+    (the list outputs' documented shape stays a list, only a key is added)."""
+    tag = schema_id(command)
+    if isinstance(data, dict):
+        return {"schema": tag, **{k: v for k, v in data.items() if k != "schema"}}
+    if isinstance(data, list):
+        return [stamped(command, item) if isinstance(item, dict) else item for item in data]
+    return data
+
+
 def print_json(data: Any, stream: TextIO | None = None, **kwargs: Any) -> None:
     """`data` as indented JSON whose strings hold no raw terminal control."""
     kwargs.setdefault("indent", 2)

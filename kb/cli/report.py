@@ -31,7 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kb.cli.common import print_json
-    from kb.cli.output import write
+    from kb.cli.output import stamped, write
     from kb.cluster.report import CauseBook, build_report, load_file, to_markdown, to_text
     from kb.util.errors import UserError
     from kb.util.textsafe import json_dumps, safe
@@ -53,9 +53,10 @@ def run(args: argparse.Namespace) -> int:
     report.errors = errors
     if args.json:
         if args.output:
-            Path(args.output).write_text(json_dumps(report.to_json(), indent=2) + "\n")
+            doc = stamped("report", report.to_json())
+            Path(args.output).write_text(json_dumps(doc, indent=2) + "\n")
         else:
-            print_json(report.to_json())
+            print_json(report.to_json(), "report")
     else:
         text = to_markdown(report) if args.markdown else to_text(report, args.differences)
         if args.output:

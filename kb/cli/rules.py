@@ -53,7 +53,7 @@ def _coverage(root: Path, as_json: bool) -> int:
         raise UserError(str(exc)) from None
     data = coverage(cat)
     if as_json:
-        print_json(data)
+        print_json(data, "rules-coverage")
     else:
         for row in table(data):
             print(safe_line(row))
@@ -70,7 +70,7 @@ def _lint(root: Path, as_json: bool) -> int:
     kb, issues = lint.lint(root)
     errors = [i for i in issues if i.severity == "error"]
     if as_json:
-        print_json([i.as_json() for i in issues])
+        print_json([i.as_json() for i in issues], "rules-lint")
     else:
         from kb.cli.output import line
 
@@ -102,7 +102,7 @@ def _list(root: Path, as_json: bool) -> int:
         for c in sorted(kb.causes.values(), key=lambda c: (kb.area_of(c.id), c.id))
     ]
     if as_json:
-        print_json(rows)
+        print_json(rows, "rules-list")
     else:
         width = max((len(r["id"]) for r in rows), default=10)
         for r in rows:
@@ -118,7 +118,7 @@ def _test(root: Path, as_json: bool) -> int:
     kb = load_kb(root)
     passed, todo, failed = ruletests.run_all(kb)
     if as_json:
-        print_json({"passed": passed, "failed": failed, "todo": todo})
+        print_json({"passed": passed, "failed": failed, "todo": todo}, "rules-test")
     else:
         for f in failed:
             print(safe_line(f"FAIL {f['example']}: {f['why']}"))

@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("give at least one --throughput NODESxGPUS=VALUE or --log NODESxGPUS=FILE")
     verdict = speedup.judge(config, points, CauseBook.shipped())
     if args.json:
-        print_json(verdict.to_json())
+        print_json(verdict.to_json(), "speedup")
     else:
         from kb.cli.output import write
 

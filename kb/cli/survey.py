@@ -47,7 +47,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kb.cli.output import write
+    from kb.cli.output import stamped, write
     from kb.cluster import survey
     from kb.runners.local import LocalRunner
     from kb.util.errors import UserError
@@ -61,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     if doc.get("error") and all(v is None for v in doc["facts"].values()):
         raise UserError(f"the survey could not run: {doc['error']}")
     if args.json:
+        doc = stamped("survey", doc)
         text = (
             json_dumps(doc, separators=(",", ":")) if args.one_line else json_dumps(doc, indent=2)
         )

@@ -34,7 +34,8 @@ class FixSpec:
     id: str
     title: str
     steps: str = ""
-    commands: list[dict[str, Any]] = field(default_factory=list)  # {run, where}
+    commands: list[dict[str, Any]] = field(default_factory=list)  # {run, where, applies_if}
+    caution: dict[str, Any] | None = None  # {text, when_major_differs}: kb.rules.fixchoice
 
 
 @dataclass
@@ -218,11 +219,24 @@ def from_kb(kb: Any, key: str = "") -> CompiledRules:
             fid,
             _en(f.title),
             _en(f.steps),
-            [{"run": c.run, "where": c.where} for c in f.commands],
+            [{"run": c.run, "where": c.where, "applies_if": c.applies_if} for c in f.commands],
+            _caution(f),
         )
         for fid, f in kb.fixes.items()
     }
     return CompiledRules(key, causes, symptoms, fixes, _vocabulary(getattr(kb, "vocabulary", None)))
+
+
+def _caution(fix: Any) -> dict[str, Any] | None:
+    """A fix's caution as plain data (English text), for kb.rules.fixchoice."""
+    c = getattr(fix, "caution", None)
+    if c is None:
+        return None
+    cond = c.when_major_differs
+    return {
+        "text": " ".join(_en(c.text).split()),
+        "when_major_differs": {"wanted": cond.wanted, "installed": list(cond.installed)},
+    }
 
 
 def _vocabulary(vocab: Any) -> VocabularySpec:

@@ -408,6 +408,28 @@ class FixCommand(Strict):
         None, description="where to run it: each node, the container, the launch script"
     )
     changes_machine: bool = Field(description="true when it installs, writes or restarts anything")
+    applies_if: dict[ParamName, list[str]] = Field(
+        default_factory=dict,
+        description="left out once a named value is found (from the log, an answer or a "
+        "check) and matches none of these (case-insensitive, * ? [..] as in file names), "
+        "e.g. framework: [mxnet]; a value not found keeps the command",
+    )
+
+
+class MajorDiffers(Strict):
+    """Two versions whose major numbers differ: `wanted` (e.g. `libcudart.so.10.1`: 10)
+    against the first of `installed` that is known (e.g. `13.0`: 13)."""
+
+    wanted: ParamName
+    installed: list[ParamName] = Field(min_length=1)
+
+
+class Caution(Strict):
+    """Why a fix is fragile for the values found: shown with it, and the fix is offered
+    after the cause's other fixes when the condition holds."""
+
+    text: Text
+    when_major_differs: MajorDiffers
 
 
 class Fix(Strict):
@@ -422,6 +444,9 @@ class Fix(Strict):
         default_factory=list, description="checks that prove the fix worked"
     )
     references: list[Reference] = Field(default_factory=list)
+    caution: Caution | None = Field(
+        None, description="a warning shown when the values found make this fix fragile"
+    )
 
 
 KIND_MODELS: dict[str, type[Strict]] = {"cause": Cause, "symptom": Symptom, "fix": Fix}

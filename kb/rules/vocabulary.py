@@ -14,17 +14,19 @@ Each `*.yaml` file under `rules/vocabulary/` may hold any of `findings`, `observ
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from kb.rules.schema.models import ID_PATTERN, Strict
 from kb.util.yamlsrc import Located
 
 FOLDER = "vocabulary"
 
-Word = str  # lower-case words joined by '-', like rule ids
+Factor = Annotated[float, Field(gt=0, description="a factor on a cause's weight")]
 
 
 class FindingWord(Strict):
@@ -52,7 +54,7 @@ class TraitWord(Strict):
     """Where a cause can occur, and how each observation weighs a cause with this trait."""
 
     meaning: str = Field(min_length=1)
-    weights: dict[str, float] = Field(
+    weights: dict[str, Factor] = Field(
         default_factory=dict,
         description="observation -> factor for a cause with this trait when the logs show it",
     )
@@ -121,8 +123,6 @@ class Vocabulary:
 
     def bad_words(self) -> list[tuple[str, int, str]]:
         """(file, line, message) for each malformed word or unknown observation."""
-        import re
-
         out: list[tuple[str, int, str]] = []
         for (section, word), (display, line) in sorted(self.where.items()):
             if section != "frameworks" and not re.match(ID_PATTERN, word):
@@ -149,7 +149,7 @@ def is_vocabulary_file(path: Path, root: Path) -> bool:
 
 
 def parse(located: Located) -> VocabularyFile:
-    """Validate one file's data; raise pydantic's ValidationError."""
+    """Validate one file's data (raises pydantic's ValidationError)."""
     return VocabularyFile.model_validate(located.data)
 
 
@@ -159,7 +159,6 @@ __all__ = [
     "FrameworkWeights",
     "ObservationWord",
     "TraitWord",
-    "ValidationError",
     "Vocabulary",
     "VocabularyFile",
     "is_vocabulary_file",

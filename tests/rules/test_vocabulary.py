@@ -79,3 +79,22 @@ def test_a_changed_vocabulary_changes_the_cache_key(tmp_path: Path) -> None:
     path = rules / "vocabulary" / "traits.yaml"
     path.write_text(path.read_text().replace("{container: 2.5}", "{container: 3.0}"))
     assert rules_key(rules) != before
+
+
+def test_a_broken_vocabulary_file_is_one_issue_with_its_line(tmp_path: Path) -> None:
+    import os
+
+    rules = tmp_path / "rules"
+    shutil.copytree(RULES, rules)
+    voc = rules / "vocabulary"
+    (voc / "list.yaml").write_text("- just\n- a list\n")
+    (voc / "syntax.yaml").write_text("findings:\n  a: [unclosed\n")
+    (voc / "words.yaml").write_text("findings: [not, a, mapping]\n")
+    os.mkfifo(voc / "fifo.yaml")
+    _, issues = loader.load(rules)  # a FIFO must not block the read
+    mine = {(i.file, i.check): i for i in issues if i.file.startswith("rules/vocabulary/")}
+    assert ("rules/vocabulary/list.yaml", "not-a-mapping") in mine
+    assert mine[("rules/vocabulary/syntax.yaml", "yaml-syntax")].line >= 2
+    assert mine[("rules/vocabulary/words.yaml", "schema")].line == 1
+    assert "not a regular file" in mine[("rules/vocabulary/fifo.yaml", "read")].message
+    assert all("\n" not in str(i) for i in issues)

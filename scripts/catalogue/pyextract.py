@@ -79,6 +79,7 @@ def messages(source: str) -> Iterator[PyMessage]:
         if isinstance(value, ast.Call) and _name(value.func).endswith(("Error", "Exception")):
             raised = value
         if isinstance(raised, ast.Call):
+            assert isinstance(node, ast.stmt)  # the raise or the return
             call = raised
             if call.args and _name(call.func)[:1].isupper():
                 text = _text(call.args[0])

@@ -11,6 +11,7 @@ import pytest
 
 from kb.runners.base import CommandResult, Runner
 from kb.runners.local import LocalRunner
+from kb.runners.probes import Needs
 
 
 def test_lanes_run_in_order_and_report_each_result_as_it_ends(tmp_path: Path) -> None:
@@ -29,7 +30,7 @@ def test_lanes_run_in_order_and_report_each_result_as_it_ends(tmp_path: Path) ->
 def test_a_tool_that_hung_is_not_asked_again_on_that_host(tmp_path: Path) -> None:
     marker = tmp_path / "asked-again"
     lanes = [[("sleep 5", 0.5), (f"touch {marker}", 5.0), ("echo other", 5.0)]]
-    needs = [[("nvidia-smi",), ("nvidia-smi",), ("ip",)]]
+    needs: list[list[Needs]] = [[("nvidia-smi",), ("nvidia-smi",), ("ip",)]]
     hung, skipped, other = LocalRunner().run_lanes(lanes, None, needs)[0]
     assert hung.timed_out and hung.error == "timed out after 0.5 s"
     assert skipped.unavailable and not marker.exists()

@@ -11,6 +11,7 @@ import sys
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,7 +39,7 @@ def sshd_cluster(tmp_path: Path) -> Iterator[Callable[[int], object]]:
     nodes = sshd_nodes()
     if not nodes.have_sshd():
         pytest.skip("needs OpenSSH's /usr/sbin/sshd and ssh-keygen (package openssh-server)")
-    started = []
+    started: list[Any] = []
 
     def make(count: int) -> object:
         root = tmp_path / f"cluster{len(started)}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Callable
+from typing import Any
 
 from cluster_helpers import FIXTURES, NetnsRunner
 
@@ -14,11 +15,11 @@ from kb.sysinfo import ifadvice
 IP = FIXTURES / "ip"
 
 
-def ifaces(name: str) -> list[dict]:
+def ifaces(name: str) -> list[dict[str, Any]]:
     return interfaces_fact(parse_ip_addr((IP / name).read_text()), {})
 
 
-def by_name(items: list[dict]) -> dict[str, dict]:
+def by_name(items: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {i["name"]: i for i in items}
 
 
@@ -134,7 +135,8 @@ def test_advice_lists_one_prefix_per_naming_when_nics_are_named_differently() ->
     adv = ifadvice.advise(
         {"a": ifaces("docker-host-eth0.txt"), "b": ifaces("docker-host-ens33.txt")}
     )
-    assert adv.ok and sorted(adv.nccl_socket_ifname.split(",")) == ["ens", "eth"]
+    assert adv.ok and adv.nccl_socket_ifname is not None
+    assert sorted(adv.nccl_socket_ifname.split(",")) == ["ens", "eth"]
     assert ifadvice.nccl_matches(
         adv.nccl_socket_ifname, ["eth0", "docker0", "veth904ca0e", "lo"]
     ) == ["eth0"]

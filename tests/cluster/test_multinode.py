@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cluster_helpers import FIXTURES, FakeNode, NetnsRunner, ssh_runner
@@ -41,7 +42,7 @@ def survey_nodes(cluster: object, specs: list[FakeNode], out: Path) -> list[Path
     return files
 
 
-def report(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
+def report(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
     code = main(["report", "--json", *args])
     return code, json.loads(capsys.readouterr().out)
 

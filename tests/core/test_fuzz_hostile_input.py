@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kb.authoring import lint
-from kb.diagnosis import reader
+from kb.diagnosis import rawbytes, reader
 
 HERE = Path(__file__).parent
 FUZZ = settings(
@@ -85,7 +85,7 @@ def test_the_reader_gives_lines_or_one_clean_error(scratch: Path, data: bytes, c
                 lines.extend(text for _, _, text in reader.iter_lines(block))
         finally:
             stream.close()
-    except reader.InputError as exc:
+    except rawbytes.InputError as exc:
         message = str(exc)
         assert message.startswith(f"{path}: ") and "\n" not in message
         return

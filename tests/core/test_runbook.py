@@ -9,6 +9,7 @@ from __future__ import annotations
 from functools import cache
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 from kb.authoring.checked import load_kb
 from kb.markdown import runbook
@@ -16,13 +17,13 @@ from kb.rules.placeholders import show_command
 
 
 @cache
-def whole() -> tuple[str, list]:
+def whole() -> tuple[str, list[Token]]:
     kb = load_kb()
     text = runbook.render(kb)
     return text, MarkdownIt("commonmark").parse(text)
 
 
-def _headings(tokens: list) -> list[tuple[int, str]]:
+def _headings(tokens: list[Token]) -> list[tuple[int, str]]:
     out = []
     for i, tok in enumerate(tokens):
         if tok.type == "heading_open":
@@ -69,8 +70,9 @@ def test_every_contents_link_points_at_a_heading() -> None:
     links = []
     for t in tokens:
         for c in t.children or []:
-            if c.type == "link_open" and c.attrs.get("href", "").startswith("#"):
-                links.append(c.attrs["href"][1:])
+            href = str(c.attrs.get("href", ""))
+            if c.type == "link_open" and href.startswith("#"):
+                links.append(href[1:])
     assert links
     assert set(links) <= anchors
 

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -74,7 +75,7 @@ def test_a_value_masked_once_is_masked_wherever_it_appears() -> None:
 
 
 def test_mask_json_masks_log_text_and_params_but_not_ids() -> None:
-    diag = {
+    diag: dict[str, Any] = {
         "causes": [
             {
                 "id": "git-auth-failed",

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.diagnosis import decoding, reader
+from kb.diagnosis import decoding, rawbytes, reader
 from kb.diagnosis.engine import diagnose_paths, diagnose_text
 
 from .conftest import DEV_CORPUS, SHIPPED_RULES, agreed
@@ -71,7 +71,7 @@ def test_a_100_mb_line_without_newline_is_cut_not_held(rules, tmp_path: Path) ->
 
 def test_a_long_line_between_normal_lines_keeps_line_numbers(rules, tmp_path: Path) -> None:
     path = tmp_path / "long-middle.log"
-    path.write_bytes(b"a\n" + b"y" * (3 * reader.CHUNK) + b"\nb\n" + CUDA_LINE.encode() + b"\n")
+    path.write_bytes(b"a\n" + b"y" * (3 * rawbytes.CHUNK) + b"\nb\n" + CUDA_LINE.encode() + b"\n")
     diag = diagnose_paths(rules, [path])
     assert diag.stats.lines == 4
     assert diag.causes[0].evidence[0].line == 4

@@ -152,7 +152,8 @@ def test_and_condition_needs_every_matcher_in_the_same_log() -> None:
     m.feed(1, "alpha")
     assert m.result() is None
     m.feed(2, "beta")
-    assert [h.line_no for h in m.result().hits] == [1, 2]
+    got = m.result()
+    assert got is not None and [h.line_no for h in got.hits] == [1, 2]
     m.reset()
     assert m.result() is None
 

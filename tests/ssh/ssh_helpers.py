@@ -17,7 +17,7 @@ from sshd_nodes import TOOL_PATH, Cluster, Node, have_sshd
 from kb.checks import CheckResult, Event, RunOptions, RunReport, plan, run_checks, ssh_runners
 from kb.rules.knowledge import KnowledgeBase
 from kb.runners.hosts import Target, parse_host, targets
-from kb.runners.ssh import SSHOptions
+from kb.runners.sshoptions import SSHOptions
 
 RULES = Path(__file__).parent / "rules"
 REPO = Path(__file__).resolve().parents[2]

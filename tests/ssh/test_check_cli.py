@@ -105,7 +105,7 @@ def test_ctrl_c_stops_reports_what_finished_and_exits_130(make_cluster: MakeClus
         cwd=REPO,
     )
     assert proc.stdout is not None
-    streamed = []
+    streamed: list[str] = []
     while len(streamed) < 2:  # one line per result, printed as it arrives
         line = proc.stdout.readline()
         assert line, "the command ended early"

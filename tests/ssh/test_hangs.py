@@ -27,7 +27,8 @@ from kb.authoring.checked import load_kb
 from kb.checks import RunOptions, RunReport, plan, run_checks, ssh_runners
 from kb.cluster.survey import collect
 from kb.rules.knowledge import KnowledgeBase
-from kb.runners.ssh import SSHOptions, SSHRunner
+from kb.runners.ssh import SSHRunner
+from kb.runners.sshoptions import SSHOptions
 
 pytestmark = pytest.mark.ssh
 MakeCluster = Callable[[int], Cluster]

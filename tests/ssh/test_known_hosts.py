@@ -12,7 +12,8 @@ import pytest
 
 from kb.runners.base import Unreachable
 from kb.runners.knownhosts import KnownHosts
-from kb.runners.ssh import Session, SSHOptions
+from kb.runners.ssh import Session
+from kb.runners.sshoptions import SSHOptions
 
 
 class FakeKey:

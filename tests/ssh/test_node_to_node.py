@@ -8,15 +8,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from kb.checks.plan import for_checks
-from kb.checks.render import event_line, summary
 from ssh_helpers import by_id, logins_settled, node_targets, ping_state, run_on
 from sshd_nodes import Cluster, free_port
 
 from kb.checks import CheckEvent, HostEvent, PairEvent, RunOptions, run_checks, ssh_runners
+from kb.checks.plan import for_checks
+from kb.checks.render import event_line, summary
 from kb.rules.knowledge import KnowledgeBase
 from kb.runners.hosts import load_config, parse_host, targets
-from kb.runners.ssh import SSHOptions
+from kb.runners.sshoptions import SSHOptions
 
 pytestmark = pytest.mark.ssh
 MakeCluster = Callable[[int], Cluster]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import random
 import re
 import subprocess
@@ -11,7 +12,13 @@ import time
 from pathlib import Path
 
 from kb.runners.base import OUTPUT_CAP
-from kb.runners.batch import BatchParser, kill_tree_command, new_nonce, remote_command
+from kb.runners.batch import (
+    BatchParser,
+    Finished,
+    kill_tree_command,
+    new_nonce,
+    remote_command,
+)
 from kb.runners.local import LocalRunner
 
 
@@ -47,7 +54,7 @@ def test_stdout_stderr_and_exit_code_come_back_apart() -> None:
 
 def _parse(
     jobs: list[tuple[str, float]], nonce: str, proc: subprocess.CompletedProcess[bytes], chunk: int
-) -> list:
+) -> list[Finished]:
     parser = BatchParser(len(jobs), nonce)
     done = []
     rng = random.Random(chunk)
@@ -91,7 +98,7 @@ def test_batch_reports_overflow_of_a_command_that_floods() -> None:
         ["sh", "-c", remote_command([("yes", 30.0)], nonce)], stdout=subprocess.PIPE
     )
     parser = BatchParser(1, nonce)
-    assert proc.stdout is not None
+    assert isinstance(proc.stdout, io.BufferedReader)
     while parser.overflow is None:
         parser.feed_stdout(proc.stdout.read1(65536), 0.0)
     proc.kill()
@@ -110,7 +117,7 @@ def test_a_command_past_its_timeout_is_killed_with_everything_it_started(tmp_pat
         stderr=subprocess.PIPE,
     )
     parser = BatchParser(2, nonce)
-    assert proc.stderr is not None and proc.stdout is not None
+    assert isinstance(proc.stderr, io.BufferedReader) and proc.stdout is not None
     while 0 not in parser.pids:
         parser.feed_stderr(proc.stderr.read1(4096))
     start = time.monotonic()

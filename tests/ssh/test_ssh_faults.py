@@ -10,15 +10,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from kb.checks.plan import for_checks
 from ssh_helpers import by_id, logins_settled, run_on
 from sshd_nodes import Cluster, descendants, keygen
 
 from kb.checks import CheckEvent, RunOptions, run_checks, ssh_runners
+from kb.checks.plan import for_checks
 from kb.rules.knowledge import KnowledgeBase
 from kb.runners.base import OUTPUT_CAP, Runner
 from kb.runners.hosts import Target, parse_host, targets
-from kb.runners.ssh import SSHOptions
+from kb.runners.sshoptions import SSHOptions
 
 pytestmark = pytest.mark.ssh
 MakeCluster = Callable[[int], Cluster]

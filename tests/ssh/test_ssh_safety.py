@@ -14,7 +14,7 @@ from sshd_nodes import Cluster, keygen
 from kb.checks import RunOptions
 from kb.diagnosis.matching import run_signatures
 from kb.rules.knowledge import KnowledgeBase
-from kb.runners.ssh import SSHOptions
+from kb.runners.sshoptions import SSHOptions
 
 pytestmark = pytest.mark.ssh
 MakeCluster = Callable[[int], Cluster]

@@ -209,8 +209,9 @@ def test_the_same_traceback_at_the_end_is_a_failure(shipped: Any) -> None:
     assert {c["id"] for c in out["causes"]} & {"code-version-mismatch", "dataset-format"}
 
 
-def test_a_real_oom_kill_names_host_memory_first(shipped: Any) -> None:
-    """mgsv#2: `failed (exitcode: -9)` with `Signal 9 (SIGKILL)`: the OOM killer."""
+def test_gate_batch_2026_11_30d_an_oom_kill_names_host_memory_first(shipped: Any) -> None:
+    """mgsv#2: `failed (exitcode: -9)` with `Signal 9 (SIGKILL)`: the OOM killer. A scoring
+    gate: a held-out batch's log, not material to tune the rules on."""
     path = corpora.path("batch-2026-11-30d", "other-mgsv-2-oomkilled-exitcode-minus-9.log")
     out = diagnose_paths(shipped, [path]).to_json()
     assert out["failure"]["kind"] == "killed"
@@ -225,7 +226,7 @@ def test_a_real_oom_kill_names_host_memory_first(shipped: Any) -> None:
         "other-pytorch-113128-watchdog-exception-ecc-default0.log",
     ],
 )
-def test_real_gpu_faults_are_crashes(shipped: Any, name: str) -> None:
+def test_gate_batch_2026_11_30d_gpu_faults_are_crashes(shipped: Any, name: str) -> None:
     out = diagnose_paths(shipped, [corpora.path("batch-2026-11-30d", name)]).to_json()
     assert out["failure"]["kind"] == "crash"
     assert out["failure"]["symptom"] == "gpu-kernel-fault"

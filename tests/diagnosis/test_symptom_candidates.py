@@ -156,7 +156,7 @@ def test_the_traits_and_their_weights_come_from_the_rules(tmp_path: Path) -> Non
     assert "one node" not in why and "NCCL returned a system error: x0.6" in why, why
 
 
-def test_real_bare_error_logs_get_candidates_with_their_context(shipped) -> None:
+def test_gate_bare_error_logs_of_batch_2026_11_29_and_dev_get_candidates(shipped) -> None:
     # nccl-tests on one host (four ranks, one process): a system error there is /dev/shm
     diag = diagnose_paths(
         shipped, [HELDOUT / "shm-nccl-473-nccl-tests-conda-unhandled-system-error.log"]

@@ -86,6 +86,15 @@ def _torchelastic(git_dir: Path) -> tuple[str, list[Seen]]:
     return pyextract.scan(git_dir, r"v(\d+\.\d+\.\d+)", "0.2.0", ("torchelastic",))
 
 
+def _deepspeed(git_dir: Path) -> tuple[str, list[Seen]]:
+    """DeepSpeed's launcher (`deepspeed` / pdsh / mpirun / slurm runners), its comm layer
+    over torch.distributed, and elasticity: what a multi-node launch prints."""
+    import pyextract
+
+    paths = ("deepspeed/launcher", "deepspeed/comm", "deepspeed/elasticity")
+    return pyextract.scan(git_dir, r"v(\d+\.\d+\.\d+)", "0.5.0", paths)
+
+
 def _ucx(git_dir: Path) -> tuple[str, list[Seen]]:
     import csources
 
@@ -113,6 +122,7 @@ SOURCES: dict[str, tuple[str, Callable[[Path], tuple[str, list[Seen]]]]] = {
     "ucx": ("https://github.com/openucx/ucx", _ucx),
     "torchelastic": ("https://github.com/pytorch/elastic", _torchelastic),
     "horovod": ("https://github.com/horovod/horovod", _horovod),
+    "deepspeed": ("https://github.com/deepspeedai/DeepSpeed", _deepspeed),
     "glibc-ld": ("https://sourceware.org/git/glibc.git (mirror: github.com/bminor/glibc)", _glibc),
     # HIP's error strings are CUDA's cudaGetErrorString texts for the codes it mirrors
     # (its own "ROCm" wordings are left out); versions are ROCm/clr releases

@@ -66,6 +66,18 @@ LINES = [
         "torch",
         "cause/gpu-rank-mapping",
     ),
+    (  # DeepSpeed's runner (launcher/runner.py): its passwordless-ssh check failed
+        "RuntimeError: Using hostfile at /job/hostfile but host=worker-1 was not reachable via "
+        "ssh. If you are running with a single node please remove /job/hostfile or setup "
+        "passwordless ssh.",
+        "deepspeed",
+        "symptom/launch-failure",
+    ),
+    (  # DeepSpeed's launch.py sigkill_handler, as a fine-tuning run's notes quote it
+        "[ERROR] [launch.py:341:sigkill_handler] exits with return code = -9",
+        "deepspeed",
+        "symptom/peer-failure",
+    ),
     (  # torch 2.13.0 utils/data/dataloader.py
         "RuntimeError: DataLoader worker (pid(s) 2187) exited unexpectedly",
         "torch",
@@ -136,3 +148,16 @@ def test_a_built_message_used_as_a_format_keeps_its_conversions() -> None:
         "correctly. (error code is %s)\n  - Windows: set PATH by `set PATH=XXX;%%PATH%%`\n"
     ) in got
     assert "[Rank %s] timed out: 100%%" in got  # a plain message keeps its literal %
+
+
+def test_a_rank_the_deepspeed_launcher_saw_killed_is_a_killed_failure(rules) -> None:  # type: ignore[no-untyped-def]
+    diag = diagnose_text(
+        rules, "[ERROR] [launch.py:341:sigkill_handler] exits with return code = -9\n"
+    )
+    assert diag.failure is not None and diag.failure.kind == "killed", diag.failure
+
+
+def test_deepspeed_is_catalogued_from_its_releases(cat: Catalogue) -> None:
+    libs = {lib.name: lib for lib in cat.libraries}
+    assert libs["deepspeed"].versions.startswith("0.5.0-")
+    assert all(m.class_ for m in cat.by_library("deepspeed"))

@@ -11,7 +11,7 @@ fi
 .venv/bin/python -m pip install -q -e '.[test]'
 export PATH="$PWD/.venv/bin:$PATH"
 echo "== ruff"; ruff check . && ruff format --check .
-echo "== mypy (kb)"; mypy
+echo "== mypy (kb, dlperf_tui, tests)"; mypy
 echo "== import contract (kb never imports Textual)"; lint-imports
 echo "== rules"; dlperf-help rules lint && dlperf-help rules test
 echo "== pytest"; python -m pytest -n "${PYTEST_WORKERS:-2}" "$@"

@@ -48,7 +48,12 @@ def test_the_front_end_hands_the_assistant_to_the_engine(monkeypatch, tmp_path):
     monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     opened = []
-    monkeypatch.setattr(cli, "open_assistant", lambda log: opened.append(log) or 0)
+
+    def open_assistant(log):
+        opened.append(log)
+        return 0
+
+    monkeypatch.setattr(cli, "open_assistant", open_assistant)
     log = tmp_path / "job.log"
     assert cli.main(["--rules", str(RULES), "tui", str(log)]) == 0
     assert opened == [log]

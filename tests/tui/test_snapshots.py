@@ -8,11 +8,19 @@ look at the new pictures (tests/tui/__snapshots__/) before committing them.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from textual.pilot import Pilot
+from textual.widgets import OptionList
 
+from dlperf_tui.app import DlperfHelpApp
 from tests.tui.common import IP_ADDR_PHYSICAL_ONLY
 from tests.tui.driving import paste, until, until_screen
+
+
+def _assistant(pilot: Pilot[Any]) -> DlperfHelpApp:
+    assert isinstance(pilot.app, DlperfHelpApp)
+    return pilot.app
 
 
 def test_the_start_screen_at_80x24(make_app: Callable, snap_compare: Callable):
@@ -31,7 +39,7 @@ def test_a_walk_after_a_check_ruled_a_cause_out_at_80x24(
     make_app: Callable, snap_compare: Callable
 ):
     async def walk(pilot: Pilot) -> None:
-        pilot.app.start_walk("multi-node-hang")
+        _assistant(pilot).start_walk("multi-node-hang")
         await until_screen(pilot, "WalkScreen")
         await pilot.press("p")
         await until_screen(pilot, "CheckRunScreen")
@@ -49,7 +57,7 @@ def test_a_walk_side_by_side_in_the_light_theme_at_140x36(
 ):
     async def walk(pilot: Pilot) -> None:
         pilot.app.theme = "textual-light"
-        pilot.app.start_walk("multi-node-hang")
+        _assistant(pilot).start_walk("multi-node-hang")
         await until_screen(pilot, "WalkScreen")
         await pilot.press("s")
 
@@ -58,10 +66,12 @@ def test_a_walk_side_by_side_in_the_light_theme_at_140x36(
 
 def test_the_fix_with_its_commands_at_80x24(make_app: Callable, snap_compare: Callable):
     async def fix(pilot: Pilot) -> None:
-        pilot.app.start_walk("mpi-launch-fails")
+        _assistant(pilot).start_walk("mpi-launch-fails")
         await until_screen(pilot, "WalkScreen")
         await pilot.press("2")
         await until_screen(pilot, "ConclusionScreen")
-        await until(pilot, lambda: pilot.app.screen.query_one("#commands").option_count > 0)
+        await until(
+            pilot, lambda: pilot.app.screen.query_one("#commands", OptionList).option_count > 0
+        )
 
     assert snap_compare(make_app(), terminal_size=(80, 24), run_before=fix)

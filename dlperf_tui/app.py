@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from textual import work
+from textual import events, work
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
@@ -35,6 +35,10 @@ if TYPE_CHECKING:  # these load after the first frame (the engine's in a worker)
     from kb.walk.session import Session
 
 BUSY_DELAY = 0.3  # seconds before a running scan shows its progress dialog
+QUIT_KEYS = frozenset({"ctrl+q", "ctrl+c"})  # never held back while the rules load
+EDIT_KEYS = frozenset(  # typing in a text box needs no rules: never held back
+    {"enter", "backspace", "delete", "left", "right", "up", "down", "home", "end", "tab"}
+)
 
 
 class DlperfHelpApp(App[int]):
@@ -75,6 +79,7 @@ class DlperfHelpApp(App[int]):
         self.fatal: str | None = None
         self._busy: BusyScreen | None = None
         self._pending: tuple[str | None, Path | None] | None = None
+        self._held: list[events.Key | events.Paste] = []  # input before the rules loaded
         self._cancel_scan = threading.Event()
         self.exported: Path | None = None  # the last runbook written, said again on exit
 
@@ -114,6 +119,35 @@ class DlperfHelpApp(App[int]):
             self.call_after_refresh(lambda: self.set_timer(0.05, self.load_rules))
         else:
             self.call_after_refresh(self._rules_ready, self.kb)
+
+    async def on_event(self, event: events.Event) -> None:
+        """Keys that come before the knowledge base has loaded (and pastes after them)
+        are held, then replayed in order once it has: what is typed at the first frame
+        is acted on, never dropped. Typing into a text box and quitting go on at once."""
+        if self.kb is None and self._holds(event):
+            self._held.append(event)  # type: ignore[arg-type]  # a Key or a Paste
+            return
+        await super().on_event(event)
+
+    def _holds(self, event: events.Event) -> bool:
+        if isinstance(event, events.Paste):
+            return bool(self._held)  # after held keys: in its turn
+        if not isinstance(event, events.Key) or event.is_forwarded or event.key in QUIT_KEYS:
+            return False
+        if self._held:
+            return True
+        from textual.widgets import Input, TextArea
+
+        typing = event.is_printable or event.key in EDIT_KEYS
+        return not (typing and isinstance(self.focused, (Input, TextArea)))
+
+    def _replay_held(self) -> None:
+        held, self._held = self._held, []
+        for event in held:
+            if isinstance(event, events.Key):
+                self.post_message(events.Key(event.key, event.character))
+            else:
+                self.post_message(events.Paste(event.text))
 
     @work(thread=True, exclusive=True, group="rules")
     def load_rules(self) -> None:
@@ -161,6 +195,7 @@ class DlperfHelpApp(App[int]):
         for screen in self.screen_stack:
             if isinstance(screen, StartScreen):
                 screen.rules_ready(kb)
+        self._replay_held()
         pending, self._pending = self._pending, None
         if pending is not None:
             self._end_busy()

@@ -32,6 +32,7 @@ class BusyScreen(ModalScreen[bool]):
         super().__init__()
         self.message = message
         self.measured = measured  # False: no way to know how far it is, the bar pulses
+        self._fraction: float | None = None  # the last progress, kept until the bar exists
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -42,8 +43,19 @@ class BusyScreen(ModalScreen[bool]):
             yield Button("Cancel (Esc)", id="busy-cancel", variant="warning")
 
     def progress(self, fraction: float) -> None:
+        """Show how far the work is; before the bar is built the value waits for on_mount.
+
+        A worker's progress can arrive between push_screen and compose (the dialog is
+        attached but has no children yet), so this never assumes the bar exists.
+        """
+        self._fraction = fraction
         if self.measured:
-            self.query_one(ProgressBar).update(progress=round(fraction * 100, 1))
+            for bar in self.query(ProgressBar):
+                bar.update(progress=round(fraction * 100, 1))
+
+    def on_mount(self) -> None:
+        if self._fraction is not None:
+            self.progress(self._fraction)
 
     def action_cancel(self) -> None:
         self.dismiss(True)

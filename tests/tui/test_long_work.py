@@ -92,3 +92,23 @@ async def test_a_paste_of_many_thousand_lines_lands_in_one_piece(make_app: Calla
         await shows(pilot, "No known problem found in pasted log (50,000 lines)")
         print(f"50,000-line paste to diagnosis: {time.monotonic() - started:.2f} s")
         assert screen_text(app)
+
+
+async def test_progress_that_arrives_before_the_busy_dialog_is_built_is_kept(
+    make_app: Callable,
+):
+    """A worker's progress can reach the dialog between push_screen and compose (under load)."""
+    from textual.widgets import ProgressBar
+
+    from dlperf_tui.screens.dialogs import BusyScreen
+
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until_screen(pilot, "StartScreen")
+        busy = BusyScreen("Scanning big.log", measured=True)
+        busy.progress(0.4)  # no ProgressBar yet: this used to raise NoMatches in the worker
+        await app.push_screen(busy)
+        await until_screen(pilot, "BusyScreen")
+        await until(pilot, lambda: busy.query_one(ProgressBar).progress == 40.0)
+        busy.progress(0.75)
+        assert busy.query_one(ProgressBar).progress == 75.0

@@ -98,3 +98,20 @@ def test_a_broken_vocabulary_file_is_one_issue_with_its_line(tmp_path: Path) -> 
     assert mine[("rules/vocabulary/words.yaml", "schema")].line == 1
     assert "not a regular file" in mine[("rules/vocabulary/fifo.yaml", "read")].message
     assert all("\n" not in str(i) for i in issues)
+
+
+def test_every_observation_the_engine_makes_is_in_the_vocabulary() -> None:
+    """A name JobContext reports that traits.yaml lacks would weigh no cause, silently."""
+    from kb.diagnosis.analyzers.nccl_errors import _KINDS
+    from kb.diagnosis.candidates import JobContext
+
+    kb, _ = loader.load(RULES)
+    kinds = [kind for kind, _ in _KINDS]
+    assert len(kinds) == 6
+    for kind in kinds:
+        ctx = JobContext(["c"], ["m"], ["s"], ["i"], ["a"], kind, set())
+        names = [name for name, _, _ in ctx.observations()]
+        assert len(names) == 6
+        assert set(names) <= set(kb.vocabulary.observations), names
+    weighed = {o for t in kb.vocabulary.traits.values() for o in t.weights}
+    assert weighed == set(kb.vocabulary.observations)  # each observation weighs some trait

@@ -23,6 +23,9 @@ from kb.rules.schema.models import Check, Expect
 from kb.util.re2syntax import compile_re2
 
 NOT_FOUND = re.compile(r"(?:command not found|: not found|No such file or directory)\s*$", re.M)
+# what a shell says about itself (`/bin/sh: 1: x: not found`, `bash: warning: setlocale:
+# ...`): never a value a check reads
+SHELL_NOISE = re.compile(r"^(?:/\S*/)?(?:ba|da|k|z)?sh: ")
 
 
 @dataclass
@@ -128,13 +131,12 @@ def evaluate(check: Check, stdout: str, exit_code: int | None, stderr: str = "")
     if missing_tool is not None:
         return CheckOutcome("unavailable", reason=f"{missing_tool} is not installed on this node")
     if exit_code == 127 or (exit_code not in (0, None) and _tool_missing(check, text)):
-        missing = ", ".join(check.requires) or "the command"
-        return CheckOutcome("unavailable", reason=f"{missing} is not installed on this node")
+        return CheckOutcome("unavailable", reason=_missing_reason(check, text))
     if not exit_expected(check, exit_code):
         first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "no output")
         return CheckOutcome("error", reason=f"the command failed (exit {exit_code}): {first[:200]}")
     lines = _Lines(text)
-    params = extract(check, text, lines)
+    params = extract(check, text, _Lines(_without_shell_noise(text)))
     if holds(check.problem_if, text, exit_code, lines):
         status = "fail"
     elif check.ok_if is None or holds(check.ok_if, text, exit_code, lines):
@@ -177,6 +179,39 @@ def _required_tool_missing(check: Check, text: str) -> str | None:
 
 
 def _tool_missing(check: Check, text: str) -> bool:
+    """The shell (or exec) says a required tool is not there. `python3: can't open file
+    'x': No such file or directory` is a missing file, not a missing python3."""
     if not NOT_FOUND.search(text):
         return False
-    return any(tool in text for tool in check.requires) if check.requires else True
+    return bool(_named_missing(check, text)) if check.requires else True
+
+
+def _named_missing(check: Check, text: str) -> list[str]:
+    """The required tools a not-found message names as the program that is missing."""
+    return [
+        tool
+        for tool in check.requires
+        if re.search(
+            rf"(?:^|[\s:'\"]){re.escape(tool)}['\"]?: (?:command not found|not found|"
+            rf"No such file or directory)\s*$",
+            text,
+            re.M,
+        )
+    ]
+
+
+def _missing_reason(check: Check, text: str) -> str:
+    """Which tool is missing, in words: the one the output names, never every tool the
+    check requires (python3 is there when only tensorflow is not)."""
+    named = _named_missing(check, text)
+    if named:
+        return f"{', '.join(named)} is not installed on this node"
+    m = NOT_FOUND.search(text)
+    line = text[text.rfind("\n", 0, m.start()) + 1 : m.end()].strip() if m else ""
+    if line:
+        return f"a program it runs is not installed on this node ({line[:200]})"
+    return "a program it runs is not installed on this node (exit status 127)"
+
+
+def _without_shell_noise(text: str) -> str:
+    return "\n".join(ln for ln in text.splitlines() if not SHELL_NOISE.match(ln))

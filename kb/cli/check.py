@@ -2,9 +2,10 @@
 
 Hosts come from `--host`, `--hostfile`, `-H` (Slurm expressions expand) and go through
 ~/.ssh/config; checks from `--cause`, `--symptom`, `--check`, `--fix`,
-`--from-diagnosis`, or else the standard node survey.  Results stream as they arrive
-(stdout; with `--json`, progress goes to stderr and one JSON document to stdout at the
-end).  Exit status: 0 nothing wrong, 1 a failing check / unreachable host / broken pair,
+`--from-diagnosis`, or else the standard node survey.  Results stream to stderr as they
+arrive; at the end stdout gets the report grouped by area, as doctor tools print it
+(`kb.checks.render.doctor_text`; colour only on a terminal, NO_COLOR honoured), or with
+`--json` one JSON document.  Exit status: 0 nothing wrong, 1 a failing check / unreachable host / broken pair,
 2 bad usage, 130 interrupted (what finished is still printed).
 """
 
@@ -158,14 +159,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "default: on for the survey of 2+ hosts, off with --cause/--symptom/--check",
     )
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    p.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="also list the passing checks with what they found, and why some did not run",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from kb.authoring.checked import load_kb
     from kb.checks import RunOptions, local_runners, run_checks, ssh_runners
-    from kb.checks.render import event_line, summary
+    from kb.checks.render import doctor_text, event_line
     from kb.cli.common import print_json
-    from kb.cli.output import line as say
     from kb.runners.hosts import Target, check_port
 
     for value, what in ((args.port, "--port"), (args.job_port, "--job-port")):
@@ -181,7 +187,8 @@ def run(args: argparse.Namespace) -> int:
     params, diag_causes = _params(args)
     targets = _targets(args)
     survey_mode = not (args.cause or args.symptom or args.check_ids or args.fix or diag_causes)
-    tasks = _tasks(load_kb(), args, diag_causes, survey_mode)
+    kb = load_kb()
+    tasks = _tasks(kb, args, diag_causes, survey_mode)
     _refuse_masked(tasks, params, args)
     _refuse_values(tasks, params, args.from_diagnosis)
     interactive = not args.json and sys.stdin.isatty()
@@ -211,30 +218,70 @@ def run(args: argparse.Namespace) -> int:
     else:
         targets = [Target("local", getpass.getuser(), "localhost", 22)]
         make_runner = local_runners()
-    progress = sys.stderr if args.json else sys.stdout
-    say(
+    # each result as it arrives goes to stderr (one status line on a terminal); the
+    # report, grouped by area, comes on stdout when the run ends
+    progress = _Progress(sys.stderr)
+    progress.say(
         f"checking {len(targets)} host(s): {len(tasks)} check(s)"
-        + (" + node survey" if survey_mode else ""),
-        progress,
+        + (" + node survey" if survey_mode else "")
     )
 
     def show(event: Any) -> None:
         line = event_line(event)
         if line is not None:
-            say(line, progress)
+            progress.result(line)
 
     try:
         report = run_checks(targets, tasks, make_runner, options, show, threading.Event())
     finally:
+        progress.clear()
         if session is not None:
             session.close()
     if args.json:
         print_json(report.as_json(), "check")
     else:
-        say(summary(report))
+        from kb.cli.output import write
+        from kb.cli.style import use_color, width
+
+        color = use_color(sys.stdout)
+        text = doctor_text(report, kb, color=color, verbose=args.verbose, width=width())
+        write(text, keep_sgr=color)  # doctor_text made the nodes' text safe first
     if report.interrupted:
         return 130
     return 1 if report.found_problem else 0
+
+
+class _Progress:
+    """Results as they arrive, on stderr: one line each in a pipe or a log file; on a
+    terminal one status line, rewritten, so the report that follows is not said twice."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.live = bool(getattr(stream, "isatty", lambda: False)())
+        self.count = 0
+
+    def say(self, text: str) -> None:
+        from kb.cli.output import line
+
+        line(text, self.stream)
+
+    def result(self, text: str) -> None:
+        from kb.util.textsafe import safe_line
+
+        self.count += 1
+        if not self.live:
+            self.say(text)
+            return
+        from kb.cli.style import width
+
+        shown = safe_line(f"[{self.count}] {text}")[: max(20, width() - 1)]
+        self.stream.write(f"\r\x1b[K{shown}")
+        self.stream.flush()
+
+    def clear(self) -> None:
+        if self.live and self.count:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
 
 
 def _readable(path: Path) -> Path:

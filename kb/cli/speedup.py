@@ -136,7 +136,12 @@ def to_text(v: object) -> str:
     ]
     for p in v.points:
         shape = f"{p['nodes']}x{p['gpus_per_node']}"
-        if "reference_throughput" in p:
+        if p["verdict"] == "not published":
+            lines.append(
+                f"  {shape:<5}  {p['throughput']:>10g}  {'-':>7}  {'-':>10}  {'-':>11}  "
+                f"not published (DLPerf has {', '.join(p['published'])})"
+            )
+        elif "reference_throughput" in p:
             lines.append(
                 f"  {shape:<5}  {p['throughput']:>10g}  {'1':>7}  {'-':>10}  "
                 f"{p['reference_throughput']:>8g} /s  {p['verdict']}"

@@ -20,6 +20,7 @@ from kb.cluster.speedup.reference import Config, Ref
 from kb.util.errors import UserError
 
 THRESHOLD = 0.9
+NOT_PUBLISHED = "not published"  # a point's verdict when DLPerf has no figure for its shape
 POOR_REFERENCE = 0.7
 MORE_FROM_RULES = 3  # causes the rules link to the symptom, beyond the stage's own suspects
 REFERENCE_HARDWARE = "8x V100-SXM2-16GB per node, 100 Gb/s InfiniBand (DLPerf's test bed)"
@@ -113,14 +114,19 @@ def judge(config: Config, points: list[Point], book: CauseBook | None = None) ->
     ref = config.rows()
     seen: set[tuple[int, int]] = set()
     for p in points:
-        if (p.nodes, p.gpus) not in ref:
-            raise UserError(
-                f"DLPerf did not publish {p.nodes}x{p.gpus} for {config.label()}; "
-                f"published: {', '.join(f'{n}x{g}' for n, g in sorted(ref))}"
-            )
         if (p.nodes, p.gpus) in seen:
             raise UserError(f"{p.nodes}x{p.gpus} is given twice")
         seen.add((p.nodes, p.gpus))
+    published = [f"{n}x{g}" for n, g in sorted(ref)]
+    unpublished = [p for p in points if (p.nodes, p.gpus) not in ref]
+    if len(unpublished) == len(points):  # nothing to judge: the run is refused
+        p = unpublished[0]
+        raise UserError(
+            f"DLPerf did not publish {p.nodes}x{p.gpus} for {config.label()}; "
+            f"published: {', '.join(published)}"
+        )
+    points = [p for p in points if (p.nodes, p.gpus) in ref]  # a shape not published is
+    # reported as such, after the judged ones, and the rest is still judged
     base = next((p for p in points if (p.nodes, p.gpus) == (1, 1)), None)
     if base is None and any(p.nodes * p.gpus > 1 for p in points):
         raise UserError(
@@ -166,6 +172,16 @@ def judge(config: Config, points: list[Point], book: CauseBook | None = None) ->
             low_at.setdefault("intra-node" if p.nodes == 1 else "inter-node", []).append(
                 (p, eff, ref_eff)
             )
+    for p in sorted(unpublished, key=lambda p: (p.nodes * p.gpus, p.nodes)):
+        v.points.append(
+            {
+                "nodes": p.nodes,
+                "gpus_per_node": p.gpus,
+                "throughput": p.throughput,
+                "verdict": NOT_PUBLISHED,
+                "published": published,
+            }
+        )
     v.where = next((s for s in STAGES if s in low_at), None)
     if v.where:
         v.causes = _causes(config, v.where, low_at[v.where], book or CauseBook())
@@ -235,7 +251,9 @@ def _relevant(cause_id: str, framework: str) -> bool:
 
 def _explain(v: Verdict, low_at: dict[str, list[tuple[Point, float, float]]]) -> list[str]:
     if v.where is None:
-        return ["Every point is within 10 % of DLPerf's result for the same configuration."]
+        skipped = sum(1 for p in v.points if p["verdict"] == NOT_PUBLISHED)
+        judged = "Every point DLPerf published" if skipped else "Every point"
+        return [f"{judged} is within 10 % of DLPerf's result for the same configuration."]
     words = {
         "single-gpu": "One GPU is already slow: look at the GPU, the driver, the input "
         "pipeline and framework settings before the network (DLPerf ran on "
@@ -258,7 +276,12 @@ def to_markdown(v: Verdict) -> str:
         "|---|---|---|---|---|---|",
     ]
     for p in v.points:
-        if "reference_throughput" in p:
+        if p["verdict"] == NOT_PUBLISHED:
+            out.append(
+                f"| {p['nodes']}x{p['gpus_per_node']} | {p['throughput']:g} | - | - | - | "
+                f"not published (DLPerf has {', '.join(p['published'])}) |"
+            )
+        elif "reference_throughput" in p:
             out.append(
                 f"| 1x1 | {p['throughput']:g} | 1 | - | {p['reference_throughput']:g} samples/s | {p['verdict']} |"
             )

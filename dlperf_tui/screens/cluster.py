@@ -22,6 +22,7 @@ from textual.worker import get_current_worker
 from dlperf_tui.messages import AskExport
 from dlperf_tui.plain import plain, plain_line
 from dlperf_tui.screens.base import AppFooter, SessionScreen, TitleBar
+from kb.diagnosis.percent import confidence_text
 from kb.runners.base import Runner
 from kb.util.textsafe import safe_line
 
@@ -129,7 +130,7 @@ class ClusterScreen(SessionScreen):
         for u in report.unreachable:
             lines.append(f"✘ unreachable: {u['node']}: {u['error']}")
         for c in report.causes:
-            lines.append(f"• {c['title']} ({c['id']}, {c['confidence']:.2f})")
+            lines.append(f"• {c['title']} ({c['id']}, {confidence_text(c['confidence'])})")
         lines += [f"• {n['text']}" for n in report.notes]
         if report.advice is not None:
             lines += (

@@ -16,6 +16,7 @@ from dlperf_tui.messages import AskExport, CopyFix, StartWalk
 from dlperf_tui.plain import plain, plain_line
 from dlperf_tui.screens.base import AppFooter, SessionScreen, TitleBar
 from kb.diagnosis.model import BASIS_EVIDENCE, CauseResult, Diagnosis, Evidence
+from kb.diagnosis.percent import confidence_text, percent
 from kb.markdown.blocks import cause_block
 from kb.rules.schema.models import text_of
 from kb.util.textsafe import markdown_text, safe_line
@@ -112,7 +113,7 @@ class DiagnosisScreen(SessionScreen):
             causes.add_option(
                 Option(
                     plain_line(
-                        f"{c.confidence:4.0%} {confidence_bar(c.confidence)} {c.title}{guess}"
+                        f"{percent(c.confidence):>4} {confidence_bar(c.confidence)} {c.title}{guess}"
                     ),
                     id=c.id,
                 )
@@ -181,7 +182,7 @@ class DiagnosisScreen(SessionScreen):
         )
         self.query_one("#values", Static).update(
             plain(
-                f"Confidence {cause.confidence:.0%} · {basis}"  # as in the list: one format
+                f"{confidence_text(cause.confidence).capitalize()} · {basis}"  # kb.diagnosis.percent
                 + (f"values found: {values}" if values else "no values extracted")
             )
         )

@@ -20,6 +20,7 @@ from dlperf_tui.plain import plain_line
 from dlperf_tui.screens.base import AppFooter, SessionScreen, TitleBar
 from dlperf_tui.screens.check_run import CheckRunScreen
 from dlperf_tui.screens.dialogs import StepsScreen
+from kb.diagnosis.percent import LIKELIHOOD, percent
 from kb.rules.placeholders import refused, show_command
 from kb.rules.schema.models import Check, text_of
 from kb.util.textsafe import safe_line
@@ -46,7 +47,7 @@ def belief_content(b: Belief) -> Content:
     bar = "█" * round(b.p * 8) + "░" * (8 - round(b.p * 8))
     head = Content.assemble(
         (f"{ICONS[b.status]} ", STYLES[b.status] or "bold"),
-        (f"{b.p:4.0%} {bar} " if b.status != "ruled_out" else "      ---- ", ""),
+        (f"{percent(b.p):>4} {bar} " if b.status != "ruled_out" else "      ---- ", ""),
         (safe_line(b.title), STYLES[b.status]),
     )
     if b.reasons:  # a reason quotes what a check found on a node
@@ -93,7 +94,7 @@ class WalkScreen(SessionScreen):
                 yield Static(id="step-text")
                 yield OptionList(id="answers")
             with VerticalScroll(id="cause-pane"):
-                yield Static("Causes (✔ confirmed, ? possible, ✘ ruled out)", id="cause-title")
+                yield Static(f"Causes, {LIKELIHOOD} (✔ confirmed, ✘ ruled out)", id="cause-title")
                 yield Static(id="beliefs")
         yield AppFooter()
 
@@ -120,7 +121,7 @@ class WalkScreen(SessionScreen):
         self.query_one("#walk-path", Static).update(
             Content.assemble(("Path ", "bold"), safe_line(path))
         )
-        other = f"  {walk.p_other:4.0%}  something the knowledge base does not know"
+        other = f"  {percent(walk.p_other):>4}  something the knowledge base does not know"
         lines = [*map(belief_content, walk.beliefs()), Content.styled(other, "dim")]
         self.query_one("#beliefs", Static).update(Content("\n").join(lines))
         end = walk.conclusion()
@@ -150,7 +151,7 @@ class WalkScreen(SessionScreen):
             Content.assemble(
                 (f"{kind} ", "bold $accent"),
                 (
-                    f"· settles it with p {step.p_settle:.2f} for cost {step.cost:g}"
+                    f"· settles it {percent(step.p_settle)} of the time, cost {step.cost:g}"
                     + (" · read-only" if step.check is not None and step.check.read_only else ""),
                     "$text-muted",
                 ),

@@ -156,7 +156,9 @@ def to_text(v: object) -> str:
     if v.reference_note:
         lines += ["", f"note: {v.reference_note}"]
     if v.causes:
+        from kb.diagnosis.percent import confidence_text
+
         lines += ["", "Causes to look at:"] + [
-            f"  {x['id']} ({x['confidence']:.2f}): {x['title']}" for x in v.causes
+            f"  {x['id']} ({confidence_text(x['confidence'])}): {x['title']}" for x in v.causes
         ]
     return "\n".join(lines) + "\n"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kb.diagnosis.compiled import CompiledRules
 from kb.diagnosis.model import BASIS_SYMPTOM, CauseResult, Diagnosis, Evidence
+from kb.diagnosis.percent import confidence_text
 from kb.diagnosis.ranking import LIKELY
 from kb.diagnosis.render_failure import approximate_header, approximate_lines, failure_lines
 from kb.rules.placeholders import fill_text, show_command
@@ -93,7 +94,7 @@ def render(
         kind = ", approximate match" if c.approximate is not None else kind
         out.append(
             st.bold(f"{i}. {safe_line(c.title)}")
-            + f"  [{c.id}, confidence {c.confidence:.2f}{kind}]"
+            + f"  [{c.id}, {confidence_text(c.confidence)}{kind}]"
         )
         out.extend(approximate_lines(c))
         if c.evidence and c.approximate is None:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from kb import __version__
 from kb.checks.model import CheckResult
+from kb.diagnosis.percent import LIKELIHOOD, confidence_text, percent
 from kb.markdown.blocks import fence, fix_block, literal
 from kb.rules.schema.models import text_of
 from kb.util.secrets import mask
@@ -77,7 +78,7 @@ def _outcome(s: Session, add: Add) -> None:
         top = s.diagnosis.causes[0]
         add(
             f"- **Most likely cause (from the log):** {literal(top.title)} (`{top.id}`), "
-            f"confidence {top.confidence:.2f}; the walk was not finished."
+            f"{confidence_text(top.confidence)}; the walk was not finished."
         )
     else:
         add("- The session ended before a cause was found.")
@@ -141,7 +142,7 @@ def _diagnosis(s: Session, add: Add) -> None:
     if not d.causes:
         add(f"No known problem found in {d.stats.lines} lines.")
     for c in d.causes:
-        lines = [f"- **{literal(c.title)}** (`{c.id}`), confidence {c.confidence:.2f}"]
+        lines = [f"- **{literal(c.title)}** (`{c.id}`), {confidence_text(c.confidence)}"]
         for e in c.evidence:
             lines.append(f"  - line {e.line}: `{_code(e.text)}`")
         if c.params:
@@ -225,13 +226,13 @@ def _causes(s: Session, add: Add) -> None:
             + ", ".join(f"`{b.id}`" for b in quiet)
             + "."
         )
-    add(f"Something the knowledge base does not know: {s.walk.p_other:.0%}.")
+    add(f"Something the knowledge base does not know: {percent(s.walk.p_other)}.")
 
 
 def _belief(b: Belief) -> str:
     status = {"confirmed": "confirmed", "open": "possible", "ruled_out": "ruled out"}[b.status]
     why = "; ".join(b.reasons) or "no evidence either way"
-    prob = "" if b.status == "ruled_out" else f" ({b.p:.0%})" if b.p >= 0.01 else " (<1%)"
+    prob = "" if b.status == "ruled_out" else f" ({LIKELIHOOD} {percent(b.p)})"
     return f"- **{literal(b.title)}** (`{b.id}`), {status}{prob}: {why}."
 
 

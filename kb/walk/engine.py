@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from kb.checks.model import CheckResult
+from kb.diagnosis.percent import confidence_text
 from kb.rules.knowledge import KnowledgeBase
 from kb.rules.schema.models import Check, Question, text_of
 
@@ -226,7 +227,7 @@ class Walk:
             odds[cid] = p / (1.0 - p)
             b = Belief(cid, text_of(cause.title, self.lang), 0.0, "open")
             if conf is not None:
-                b.reasons.append(f"the log shows it (confidence {conf:.2f})")
+                b.reasons.append(f"the log shows it ({confidence_text(conf)})")
             beliefs[cid] = b
         params = dict(self.base_params)
         for ev in self.events:

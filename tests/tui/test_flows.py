@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from textual.widgets import TextArea
 
 from tests.tui.common import IP_ADDR_PHYSICAL_ONLY, IP_ADDR_WITH_DOCKER, LOG
@@ -13,6 +14,7 @@ from tests.tui.driving import export, paste, screen_text, shows, until, until_sc
 SIZE = (80, 24)
 
 
+@pytest.mark.slow
 async def test_paste_a_log_see_the_cause_walk_to_the_fix_and_export(
     make_app: Callable, tmp_path: Path
 ):
@@ -25,13 +27,15 @@ async def test_paste_a_log_see_the_cause_walk_to_the_fix_and_export(
             pilot,
             "1 likely cause in pasted log (65 lines)",
             "96% █████████",
+            "Confidence 96%",
             "NCCL uses a virtual or unreachable network",
             "8▶ [2026-11-29 19:54:45] vm:851:851 [0] bootstrap.cc:114 NCCL WARN",
         )
 
         await pilot.press("w")
         await until_screen(pilot, "WalkScreen")
-        await shows(pilot, "the log shows it (confidence 0.96)")
+        # the same cause, the same words and format as on the diagnosis screen
+        await shows(pilot, "the log shows it (confidence 96%)", "likelihood now")
         # the questions first: listing NICs cannot tell the ib9 variant the log shows
         for _ in range(8):
             if "$ ip -o addr show" in screen_text(app):
@@ -62,6 +66,7 @@ async def test_paste_a_log_see_the_cause_walk_to_the_fix_and_export(
         assert "```bash\nexport NCCL_SOCKET_IFNAME=enp3s0\n```" in runbook
 
 
+@pytest.mark.slow
 async def test_from_a_symptom_without_a_log_checks_update_the_ranking_visibly(
     make_app: Callable, tmp_path: Path
 ):
@@ -112,6 +117,7 @@ async def test_from_a_symptom_without_a_log_checks_update_the_ranking_visibly(
         assert "ruled out because the check “List the network interfaces" in runbook
 
 
+@pytest.mark.slow
 async def test_a_question_answered_with_a_number_key_can_end_at_not_in_the_kb(make_app: Callable):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -127,6 +133,7 @@ async def test_a_question_answered_with_a_number_key_can_end_at_not_in_the_kb(ma
         )
 
 
+@pytest.mark.slow
 async def test_running_a_read_only_check_here_records_host_and_output(make_app: Callable):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -141,6 +148,7 @@ async def test_running_a_read_only_check_here_records_host_and_output(make_app: 
         await shows(pilot, "check list-interfaces →")
 
 
+@pytest.mark.slow
 async def test_the_evidence_opens_in_the_whole_log_with_its_span_selected(make_app: Callable):
     app = make_app(log=LOG)
     async with app.run_test(size=SIZE) as pilot:
@@ -159,6 +167,7 @@ async def test_the_evidence_opens_in_the_whole_log_with_its_span_selected(make_a
         await until_screen(pilot, "DiagnosisScreen")
 
 
+@pytest.mark.slow
 async def test_a_fix_is_copied_with_its_values_asked_and_shown_for_terminals_without_a_clipboard(
     make_app: Callable,
 ):
@@ -181,6 +190,7 @@ async def test_a_fix_is_copied_with_its_values_asked_and_shown_for_terminals_wit
         await shows(pilot, "Copied (OSC 52). No clipboard in this terminal?", "ssh-copy-id gpu02")
 
 
+@pytest.mark.slow
 async def test_q_asks_before_quitting_a_walk_in_progress(make_app: Callable):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -199,6 +209,7 @@ async def test_q_asks_before_quitting_a_walk_in_progress(make_app: Callable):
     assert app.return_code == 0
 
 
+@pytest.mark.slow
 async def test_q_quits_at_once_without_a_walk(make_app: Callable):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -207,6 +218,7 @@ async def test_q_quits_at_once_without_a_walk(make_app: Callable):
         await until(pilot, lambda: app.return_code is not None)
 
 
+@pytest.mark.slow
 async def test_help_lists_the_keys_of_the_screen_it_was_opened_from(make_app: Callable):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -219,6 +231,7 @@ async def test_help_lists_the_keys_of_the_screen_it_was_opened_from(make_app: Ca
         await until_screen(pilot, "WalkScreen")
 
 
+@pytest.mark.slow
 async def test_the_command_palette_finds_a_cause_by_its_error_line(make_app: Callable):
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
@@ -235,6 +248,7 @@ async def test_the_command_palette_finds_a_cause_by_its_error_line(make_app: Cal
         await shows(pilot, "Your choice: NCCL uses a virtual")
 
 
+@pytest.mark.slow
 async def test_a_pasted_path_opens_that_file(make_app: Callable):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -245,6 +259,7 @@ async def test_a_pasted_path_opens_that_file(make_app: Callable):
         await shows(pilot, "1 likely cause in", f"{LOG} (65 lines)")
 
 
+@pytest.mark.slow
 async def test_a_log_with_no_known_problem_says_so_and_points_to_the_symptoms(make_app: Callable):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:

@@ -6,6 +6,7 @@ import pytest
 
 from kb.checks.model import CheckResult
 from kb.diagnosis.engine import diagnose_paths
+from kb.diagnosis.percent import confidence_text
 from kb.rules.knowledge import KnowledgeBase
 from kb.walk.engine import OTHER_ODDS, Walk, WalkError
 from tests.tui.common import LOG
@@ -146,7 +147,7 @@ def test_a_walk_from_a_diagnosis_starts_at_the_inferred_symptom_and_the_logs_con
     assert walk.symptoms == ["multi-node-hang"]
     top = walk.beliefs()[0]
     assert top.id == "nccl-wrong-interface" and top.p > 0.9
-    assert top.reasons == [f"the log shows it (confidence {diag.causes[0].confidence:.2f})"]
+    assert top.reasons == [f"the log shows it ({confidence_text(diag.causes[0].confidence)})"]
     # list-interfaces does not test the variant the log saw: it is nearly blind to it
     by_id = {s.id: s for s in walk.steps()}
     assert by_id["list-interfaces"].p_settle < 0.15 * by_id["nccl-debug-shows-interface"].p_settle

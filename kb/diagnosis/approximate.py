@@ -179,12 +179,28 @@ def _collect(rules: Any, catalogue: Any) -> Iterable[Known]:
             yield k
 
 
-def score(line_shape: str, line_words: frozenset[str], k: Known) -> float:
+def cut_ends(shaped: str) -> tuple[str, str]:
+    """The first and last words of a shaped line: a paste cut mid-word leaves a piece of
+    a word there (`annot open shared object file`, `... Process wil`)."""
+    found = _WORD.findall(shaped)
+    return (found[0], found[-1]) if found else ("", "")
+
+
+def score(
+    line_shape: str, line_words: frozenset[str], k: Known, ends: tuple[str, str] = ("", "")
+) -> float:
     """How close a line is to a known message (0-100); 0 when the known message lacks
-    most of the line's specific words."""
+    most of the line's specific words. A first word that ends one of the message's words,
+    or a last word that starts one, is that word cut by the paste."""
     if not line_words:
         return 0.0
-    held = len(line_words & k.words) / len(line_words)
+    common = line_words & k.words
+    first, last = ends
+    if first in line_words and first not in common and any(w.endswith(first) for w in k.words):
+        common = common | {first}
+    if last in line_words and last not in common and any(w.startswith(last) for w in k.words):
+        common = common | {last}
+    held = len(common) / len(line_words)
     if held < WORD_SHARE:
         return 0.0
     from rapidfuzz import fuzz
@@ -208,6 +224,7 @@ def closest(
     for item in lines:
         line_shape = shape(item[2])
         line_words = words_of(line_shape)
+        ends = cut_ends(line_shape)
         if (
             len(line_shape) < MIN_CHARS
             or len(_WORD.findall(line_shape)) < MIN_WORDS
@@ -217,7 +234,7 @@ def closest(
         near: dict[str, tuple[float, Known]] = {}
         negated: dict[str, float] = {}  # meaning -> how close a message known not to be it
         for k in corpus:
-            s = score(line_shape, line_words, k)
+            s = score(line_shape, line_words, k, ends)
             if s < THRESHOLD:
                 continue
             if not k.negates and k.source.startswith("rules/") and k.shape == line_shape:

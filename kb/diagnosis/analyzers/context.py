@@ -12,6 +12,7 @@ import bisect
 import re
 
 from kb.diagnosis.analyzers.base import Analyzer, Facts, Report, Tap
+from kb.diagnosis.lines import time_of
 
 TRACEBACK_REACH = 400  # lines between a traceback's start and its final exception
 
@@ -28,27 +29,40 @@ class Context(Analyzer):
     def __init__(self) -> None:
         super().__init__()
         self.tracebacks: dict[str, list[int]] = {}
-        self.root_cause: dict[str, str | int] | None = None
-        self._rc_line = 0
+        self.root_causes: list[dict[str, str | int]] = []  # every block, in reading order
+
+    @property
+    def root_cause(self) -> dict[str, str | int] | None:
+        """The first failure the launchers name, whatever order the files were given in:
+        the earliest by the block's time where blocks have one, else the first by file
+        name and line."""
+        if not self.root_causes:
+            return None
+
+        def key(rc: dict[str, str | int]) -> tuple[int, tuple[int, int, int, int, float], str, int]:
+            stamp = time_of(str(rc.get("time", "")))
+            when = stamp.sort_key if stamp is not None else (99, 99, 99, 99, 99.0)
+            return (0 if stamp is not None else 1, when, str(rc["file"]), int(rc["line"]))
+
+        return min(self.root_causes, key=key)
 
     def feed(self, tap: str, line_no: int, text: str) -> None:
         if tap == "traceback":
             self.tracebacks.setdefault(self.file, []).append(line_no)
         elif tap == "root-cause":
-            if self.root_cause is None:
-                self.root_cause = {"file": self.file, "line": line_no}
-                self._rc_line = line_no
-        elif tap == "root-cause:follow" and self.root_cause is not None:
-            if self.root_cause.get("file") != self.file or line_no - self._rc_line > 8:
+            self.root_causes.append({"file": self.file, "line": line_no})
+        elif tap == "root-cause:follow" and self.root_causes:
+            rc = self.root_causes[-1]
+            if rc.get("file") != self.file or line_no - int(rc["line"]) > 8:
                 return
             m = _FIELD.match(text[:300])
-            if m and m.group(1) not in self.root_cause:
+            if m and m.group(1) not in rc:
                 value = m.group(2)
                 if m.group(1) == "rank":
                     num = re.match(r"\d+", value)
-                    self.root_cause["rank"] = int(num.group(0)) if num else value
+                    rc["rank"] = int(num.group(0)) if num else value
                 else:
-                    self.root_cause[m.group(1)] = value
+                    rc[m.group(1)] = value
 
     def in_traceback(self, file: str, line_no: int) -> bool:
         """True when a traceback started in `file` shortly before `line_no`."""

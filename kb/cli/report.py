@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 HELP = "merge `survey --json` (or `check --json`) files into the cross-node consistency report"
 
@@ -25,8 +26,40 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--differences", action="store_true", help="show only the rows that differ")
     p.add_argument(
+        "--hang",
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help="a hung job's logs, Flight Recorder dump folder or RAS report: the causes "
+        "found on the host they name go first",
+    )
+    p.add_argument(
         "-o", "--output", metavar="OUT", help="write the report to OUT instead of stdout"
     )
+
+
+def _hang_first(report: Any, nodes: list[Any], paths: list[str]) -> None:
+    """The causes found on the host a hang names first (`kb.cluster.report.focus`), and a
+    note that says which host that is, or that it was not surveyed."""
+    from kb.authoring.checked import load_kb
+    from kb.cluster.report.focus import focus_node, put_first
+    from kb.diagnosis.engine import diagnose_paths
+    from kb.diagnosis.hangs.focus import from_diagnosis
+    from kb.util.errors import UserError
+
+    for path in paths:
+        if not Path(path).exists():
+            raise UserError("cannot read: no such file", path)
+    focus = from_diagnosis(diagnose_paths(load_kb(), paths))
+    if focus is None:
+        text = "the --hang inputs name no rank or host (no Flight Recorder dump or RAS report)"
+    elif (found := focus_node(nodes, focus)) is None:
+        text = f"{focus.says()}; that host is not among the surveyed nodes"
+    else:
+        ids = put_first(report, nodes, focus)
+        shown = f": {', '.join(ids)} found there" if ids else ": nothing found there"
+        text = f"{focus.says()} (surveyed as {found[0]}){shown}"
+    report.notes.insert(0, {"id": "hang-focus", "text": text})
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("none of the inputs could be read")
     report = build_report(nodes, CauseBook.shipped())
     report.errors = errors
+    if args.hang:
+        _hang_first(report, nodes, args.hang)
     if args.json:
         if args.output:
             doc = stamped("report", report.to_json())

@@ -50,9 +50,10 @@ def run(args: argparse.Namespace) -> int:
     kb = load_kb()
     answers = _answers(args.answer)
     for log in args.logs:
-        if not Path(log).is_file():
+        if not Path(log).exists():  # a folder of Flight Recorder dumps is an input too
             raise UserError("cannot read: no such file", log)
     diagnosis = diagnose_paths(kb, [Path(p) for p in args.logs]) if args.logs else None
+    focus = _hang_focus(kb, diagnosis, args.facts)
     try:
         walk = Walk(kb, symptom=args.symptom, diagnosis=diagnosis)
     except WalkError as exc:
@@ -70,13 +71,14 @@ def run(args: argparse.Namespace) -> int:
         walk.know({"good_iface": advice})
     walk.know(_found_values(records))  # what the given checks read: fixes are chosen by it
     try:
-        end = run_batch(walk, answers, records, nodes)
+        end = run_batch(walk, answers, records, nodes, _addresses(interfaces))
     except WalkError as exc:
         raise UserError(str(exc)) from None
     finally:
         for node in nodes:
             node.close()
     doc = _document(walk, end)
+    doc["focus"] = focus.to_json() if focus is not None else None
     if args.json:
         print_json(doc, "walk")
     else:
@@ -105,6 +107,39 @@ def _found_values(records: dict[str, list[Any]]) -> dict[str, str]:
             for name, value in rec.params.items():
                 seen.setdefault(name, set()).add(value)
     return {name: next(iter(v)) for name, v in seen.items() if len(v) == 1}
+
+
+def _hang_focus(kb: Any, diagnosis: Any, facts: list[str]) -> Any:
+    """The rank and host a hang's evidence names (`kb.diagnosis.hangs.focus`), or None.
+    The causes the surveys show on that host join the diagnosis: its facts decide
+    between the hang's causes (a different NCCL, a NIC that is down there)."""
+    from kb.cluster.report import CauseBook, build_report, load_file
+    from kb.cluster.report.focus import causes_on
+    from kb.diagnosis.hangs.focus import from_diagnosis
+    from kb.diagnosis.model import CauseResult, Evidence
+
+    focus = from_diagnosis(diagnosis)
+    if focus is None or not facts:
+        return focus
+    nodes = [n for path in facts for n in load_file(path)]
+    known = {c.id for c in diagnosis.causes}
+    for c in causes_on(build_report(nodes, CauseBook(kb)), nodes, focus):
+        if c["id"] in known:
+            continue
+        ev = [Evidence(str(e["file"]), int(e["line"]), str(e["text"])) for e in c["evidence"]]
+        nodes_param = {"nodes": str(c["params"]["nodes"])} if c["params"].get("nodes") else {}
+        found = CauseResult(c["id"], c["title"], c["confidence"], ev, nodes_param, c["fixes"])
+        diagnosis.causes.append(found)
+    diagnosis.causes.sort(key=lambda c: -c.confidence)
+    return focus
+
+
+def _addresses(interfaces: dict[str, list[Any]]) -> dict[str, list[str]]:
+    """Each surveyed node's addresses: a hang names a host by its address."""
+    return {
+        host: [str(a) for i in ifs if isinstance(i, dict) for a in i.get("addresses") or []]
+        for host, ifs in interfaces.items()
+    }
 
 
 def _nic_advice(interfaces: dict[str, list[Any]]) -> str | None:
@@ -203,6 +238,8 @@ def _text(doc: dict[str, Any]) -> str:
         for cmd in f["commands"]:
             where = f"   ({' '.join(cmd['where'].split())})" if cmd["where"] else ""
             lines.append(f"  $ {cmd['run']}{where}")
+    if doc.get("focus"):
+        lines.append(f"focus: {doc['focus']['text']}")
     if doc["needs"]:
         lines.append(f"next: {doc['needs']}")
     lines += [f"note: {p}" for p in doc["problems"]]

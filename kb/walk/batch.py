@@ -57,7 +57,7 @@ def run_batch(
     problems: list[str] = []
     names = dict(aliases or {})
     nodes = hang_focus.first(
-        nodes, hang_focus.from_values(walk.params), lambda n: [n.name, *names.get(n.name, ())]
+        nodes, hang_focus.from_diagnosis(walk.diagnosis), lambda n: [n.name, *names.get(n.name, ())]
     )
     for _ in range(MAX_STEPS):
         end = walk.conclusion()
@@ -123,9 +123,9 @@ def _needs(walk: Walk, step: Step | None) -> str:
     missing = missing_params(chk, walk.params) if chk is not None else []
     if missing:
         return f"run check '{step.id}' (it needs {', '.join(missing)}), or --answer {step.id}=pass|fail"
-    focus = hang_focus.from_values(walk.params)
+    focus = hang_focus.from_diagnosis(walk.diagnosis)
     if focus is not None and focus.host is not None:  # the host the hang names, first
-        where = f"on {focus.host} first, where {focus.who()} ({focus.check_command(step.id)})"
+        where = f"on {focus.host} first, where the hang starts ({focus.check_command(step.id)})"
         return f"run check '{step.id}' {where}, or --answer {step.id}=pass|fail"
     where = "on the nodes (dlperf-help check --check " + step.id + " --json)"
     return f"run check '{step.id}' {where}, or --answer {step.id}=pass|fail"

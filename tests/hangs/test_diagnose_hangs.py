@@ -34,7 +34,7 @@ def test_the_cause_and_rank_come_first(
     assert _shows_variant(first, label["expected_variant"])
     assert first["params"]["rank"] == label["expected_rank"]
     if label["expected_host"]:
-        assert first["params"]["host"] == label["expected_host"]
+        assert first["params"]["rank_host"] == label["expected_host"]
     assert first["params"]["seq"] and first["params"]["op"] == "all_reduce"
     collective = [e for e in first["evidence"] if "[flight-recorder, " in e["file"]]
     assert collective and f"collective #{first['params']['seq']}" in collective[0]["text"]
@@ -66,7 +66,7 @@ def test_a_pasted_ras_report_names_the_rank_and_host(shipped: Any, corpus: Path)
     ]:
         text = (corpus / case / "ras.txt").read_text()
         first = _first(diagnose_text(shipped, text).to_json())
-        assert (first["id"], first["params"]["rank"], first["params"]["host"]) == (
+        assert (first["id"], first["params"]["rank"], first["params"]["rank_host"]) == (
             "nccl-timeout-hang",
             "2",
             "127.0.0.1",
@@ -120,7 +120,7 @@ def test_a_folder_without_dumps_is_still_refused(cli: Any, tmp_path: Path) -> No
 def test_a_case_folder_gives_its_log_report_and_dumps(shipped: Any, corpus: Path) -> None:
     diag = diagnose_paths(shipped, [corpus / "nccl-sleep"]).to_json()
     first = _first(diag)
-    assert (first["id"], first["params"]["rank"], first["params"]["host"]) == (
+    assert (first["id"], first["params"]["rank"], first["params"]["rank_host"]) == (
         "nccl-timeout-hang",
         "2",
         "127.0.0.1",

@@ -31,7 +31,8 @@ async def test_a_pasted_ras_report_shows_the_stuck_rank(shipped_kb, tmp_path: Pa
             pilot,
             "A collective timed",
             "rank 2 (process 464 on host 127.0.0.1, GPU",
-            "127.0.0.1, launched = 4",
+            "launched = 4, others_launched = 5",
+            "rank = 2, rank_host",  # the rank and its host, as values of the cause
             "pid = 464",  # the value its stack-dump check is filled with
             timeout=30,
         )

@@ -15,6 +15,7 @@ def default_analyzers() -> list[Analyzer]:
     from kb.diagnosis.analyzers.completion import Completion
     from kb.diagnosis.analyzers.context import Context
     from kb.diagnosis.analyzers.gloo import Gloo
+    from kb.diagnosis.analyzers.hangs import Hangs
     from kb.diagnosis.analyzers.nccl import NcclInfo
     from kb.diagnosis.analyzers.nccl_errors import NcclErrors
     from kb.diagnosis.analyzers.progress import Progress
@@ -31,6 +32,7 @@ def default_analyzers() -> list[Analyzer]:
         NcclInfo(),
         Gloo(),
         NcclErrors(),
+        Hangs(),
         Stall(),
         Completion(),
     ]

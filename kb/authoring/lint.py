@@ -32,12 +32,59 @@ from kb.util import re2syntax
 
 
 def lint(root: Path) -> tuple[KnowledgeBase, list[Issue]]:
-    """Load `root` and run every check; issues are sorted by file and line."""
+    """Load `root` and run every check; issues are sorted by file and line.
+
+    A rule file its schema refused is not in the graph, so every reference to it, its
+    checks and its fixes would be reported again as undefined or unused: those follow-on
+    issues are left out, one bad value gives one error (at the value)."""
     kb, issues = loader.load(root)
+    refused = _names_of_refused_rules(root, kb)
     for check in CHECKS:
-        issues.extend(check(kb))
+        issues.extend(i for i in check(kb) if not _follows_from(i, refused))
     issues.sort(key=lambda i: (i.file, i.line, i.check))
     return kb, issues
+
+
+# the graph's checks whose issue is only a consequence of a refused rule being absent
+FOLLOW_ON = frozenset(
+    {"unresolved-ref", "unused-fix", "unreachable-cause", "empty-symptom", "unfilled-placeholder"}
+)
+
+
+def _follows_from(i: Issue, refused: set[str]) -> bool:
+    """An issue about a name that a refused rule defines or uses."""
+    if not refused or i.check not in FOLLOW_ON:
+        return False
+    return i.rule in refused or any(f"'{name}'" in i.message for name in refused)
+
+
+def _names_of_refused_rules(root: Path, kb: KnowledgeBase) -> set[str]:
+    """Ids of the rule files that did not load, and the checks, fixes and symptoms they
+    name (read as plain YAML, as far as it reads)."""
+    from kb.rules import vocabulary
+    from kb.util.rulefiles import RuleFileError, read_rule_bytes
+    from kb.util.yamlsrc import YamlSyntaxError, load_located
+
+    names: set[str] = set()
+    for path in loader.rule_files(root):
+        if vocabulary.is_vocabulary_file(path, root) or path.stem in kb.sources:
+            continue
+        names.add(path.stem)
+        try:  # read as the loader reads (no FIFO, no huge file, bounded YAML)
+            data = load_located(read_rule_bytes(path, root).decode("utf-8")).data
+        except (RuleFileError, UnicodeDecodeError, YamlSyntaxError):
+            continue  # a file that does not read names nothing more
+        if not isinstance(data, dict):
+            continue
+        for key in ("id",):
+            if isinstance(data.get(key), str):
+                names.add(data[key])
+        for key in ("checks", "fixes", "symptoms"):
+            for item in data.get(key) or [] if isinstance(data.get(key), list) else []:
+                ref = item.get("id") if isinstance(item, dict) else item
+                if isinstance(ref, str):
+                    names.add(ref)
+    return names
 
 
 # ---------------------------------------------------------------- references

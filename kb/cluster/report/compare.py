@@ -14,6 +14,7 @@ from typing import Any
 
 from kb.cluster.report.load import Node
 from kb.cluster.survey.facts import FACTS
+from kb.cluster.survey.software import of_the_stack
 from kb.sysinfo import ifadvice
 
 UNIQUE = ("hostname",)
@@ -160,7 +161,8 @@ def build_rows(nodes: list[Node], names: list[str]) -> list[Row]:
             if f not in facts and f != "env" and not f.startswith("check:"):
                 facts.append(f)
     order = [f for f in (*UNIQUE, *SAME, *SHOWN) if f in facts]
-    env_keys = sorted({k for n in nodes for k in (n.facts.get("env") or {})})
+    # only the stack's variables (a survey of an older version kept Terraform's TF_*)
+    env_keys = sorted({k for n in nodes for k in (n.facts.get("env") or {}) if of_the_stack(k)})
     check_keys = sorted({k for n in nodes for k in n.facts if k.startswith("check:")})
     rows = []
     live = [name for name, n in zip(names, nodes, strict=True) if n.error is None or n.facts]

@@ -100,24 +100,33 @@ def parse_shm(text: str) -> int | None:
     return size
 
 
-ENV_PREFIXES = (
-    "NCCL_",
-    "HOROVOD_",
-    "MXNET_",
-    "TF_",
-    "FLAGS_",
-    "GLOO_",
-    "OMPI_MCA_",
-    "UCX_",
-    "TORCH_NCCL_",
-    "TORCH_DISTRIBUTED_",
-    "PADDLE_",
-    "CUDA_VISIBLE_DEVICES",
-    "NVIDIA_VISIBLE_DEVICES",
-)
+def _stack_env() -> dict[str, Any]:
+    """kb/data/stack_env.yaml: which environment variables belong to the training stack."""
+    import yaml
+
+    from kb.util.paths import data_dir
+
+    data = yaml.safe_load((data_dir() / "stack_env.yaml").read_text(encoding="utf-8"))
+    return dict(data)
+
+
+_STACK = _stack_env()
+ENV_PREFIXES: tuple[str, ...] = (*_STACK["prefixes"], *_STACK["names"])
+_OTHER_PREFIXES: tuple[str, ...] = tuple(_STACK["not_of_the_stack"].get("prefixes", []))
+_OTHER_NAMES = frozenset(_STACK["not_of_the_stack"].get("names", []))
 ENV_GREP = (
     "^(" + "|".join(p.rstrip("_") + ("_" if p.endswith("_") else "=") for p in ENV_PREFIXES) + ")"
 )
+
+
+def of_the_stack(name: str) -> bool:
+    """Whether an environment variable steers the training stack (kb/data/stack_env.yaml):
+    `TF_XLA_FLAGS` does, Terraform's `TF_CLI_CONFIG_FILE` does not."""
+    if name in _STACK["names"]:
+        return True
+    if not name.startswith(tuple(_STACK["prefixes"])):
+        return False
+    return name not in _OTHER_NAMES and not name.startswith(_OTHER_PREFIXES)
 
 
 def parse_env(text: str) -> dict[str, str]:
@@ -125,7 +134,7 @@ def parse_env(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for line in text.splitlines():
         name, sep, value = line.partition("=")
-        if sep and name.startswith(ENV_PREFIXES) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        if sep and of_the_stack(name) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             out[name] = value
     return dict(sorted(out.items()))
 

@@ -181,7 +181,8 @@ def test_coverage_json_shape() -> None:
     proc = _cli("rules", "coverage", "--json")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert list(data) == ["libraries"]
+    assert list(data) == ["schema", "libraries"]  # every --json output names its shape
+    assert data["schema"].startswith("dlperf-help/rules")
     keys = ["name", "versions", "messages", "classified", "causes", "symptoms", "benign"]
     by_name: dict[str, Any] = {}
     for row in data["libraries"]:

@@ -43,6 +43,10 @@ def load_rules(root: Path | None = None) -> CompiledRules:
     cached = compiled_mod.load_cached(root)
     if cached is not None:
         return cached
-    compiled = compiled_mod.from_kb(load_kb(root), compiled_mod.rules_key(root))
-    compiled_mod.save(compiled)
+    # the key is taken before reading, and checked after: a rule edited meanwhile must not be
+    # cached under a key that says its new content
+    key = compiled_mod.rules_key(root)
+    compiled = compiled_mod.from_kb(load_kb(root), key)
+    if compiled_mod.rules_key(root) == key:
+        compiled_mod.save(compiled)
     return compiled

@@ -117,7 +117,7 @@ class Hangs(Analyzer):
                 Finding(
                     PROCESSES_PER_NODE_DIFFER,
                     "ras-outlier-node",
-                    0.4,
+                    0.5,
                     f"RAS counts a different number of NCCL processes on {host} than on the "
                     "other nodes: ranks there died, never started, or share its GPUs",
                     [e for e, _ in self.outliers[:3]],

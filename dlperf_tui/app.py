@@ -220,6 +220,12 @@ class DlperfHelpApp(App[int]):
             return
         name = str(path) if path is not None else "pasted log"
         self.session.set_log(name, text=text, path=path)
+        if path is not None:  # offered again next run; a pasted log's text never is
+            from kb.walk.state import remember_log
+
+            notice = remember_log(path)
+            if notice is not None:
+                self.notify(notice, severity="warning")
         from dlperf_tui.screens.dialogs import BusyScreen
 
         self._busy = BusyScreen(f"Scanning {name}…", measured=path is not None)

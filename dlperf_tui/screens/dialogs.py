@@ -97,21 +97,44 @@ class ConfirmScreen(ModalScreen[str | None]):
 
 
 class OpenFileScreen(ModalScreen[Path | None]):
-    """Ask for a log file to open."""
+    """Ask for a log file to open; the logs opened in earlier runs are offered (the last
+    one filled in, so Enter opens it again)."""
 
     CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
 
+    def __init__(self, recent: list[str] | None = None) -> None:
+        super().__init__()
+        self.recent = list(recent or [])
+
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label("Open a log file (plain or .gz)", classes="dialog-title")
-            yield Input(placeholder="path, e.g. ~/logs/rank0.log", id="open-path")
+            yield Input(
+                value=self.recent[0] if self.recent else "",
+                placeholder="path, e.g. ~/logs/rank0.log",
+                id="open-path",
+            )
             yield Label("", id="open-error", classes="dialog-error")
+            if len(self.recent) > 1:
+                yield Label("Opened before (Tab, then Enter):", classes="dialog-detail")
+                yield OptionList(
+                    *[Option(plain_line(p), id=f"recent-{i}") for i, p in enumerate(self.recent)],
+                    id="open-recent",
+                )
             yield Label("Enter opens it, Esc cancels.", classes="dialog-detail")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        chosen = self.recent[int((event.option.id or "recent-0").removeprefix("recent-"))]
+        self._open(chosen)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        path = Path(event.value.strip()).expanduser()
+        self._open(event.value)
+
+    def _open(self, text: str) -> None:
+        path = Path(text.strip()).expanduser()
         if path.is_file():
             self.dismiss(path)
         else:

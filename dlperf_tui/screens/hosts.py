@@ -62,8 +62,30 @@ class HostsScreen(ModalScreen[None]):
             yield Button("Done (Esc)", id="hosts-done")
 
     def on_mount(self) -> None:
+        self._offer_remembered()
         self._draw()
         self.query_one("#host-add", Input).focus()
+
+    def _offer_remembered(self) -> None:
+        """The nodes added in earlier runs are listed again (not connected to until used);
+        Del forgets one. kb.walk.state holds them, host names only."""
+        from kb.walk.state import load
+
+        remembered, notice = load()
+        if notice is not None:
+            self.app.notify(notice, severity="warning")
+        for name in remembered.nodes:
+            if name in self.hosts.targets:
+                continue
+            try:
+                self.hosts.add(name)
+            except UserError:  # ~/.ssh/config changed since: not offered
+                continue
+            self.state.setdefault(name, "remembered, not tried yet")
+
+    def _remember(self, notice: str | None) -> None:
+        if notice is not None:
+            self.query_one("#hosts-status", Static).update(plain(notice))
 
     def _draw(self) -> None:
         hosts = self.hosts
@@ -103,6 +125,9 @@ class HostsScreen(ModalScreen[None]):
             self.query_one("#hosts-status", Static).update(plain(str(exc)))
             return
         event.input.value = ""
+        from kb.walk.state import remember_nodes
+
+        self._remember(remember_nodes(added))
         for name in added:
             self.state[name] = "connecting…"
         self._draw()
@@ -123,6 +148,9 @@ class HostsScreen(ModalScreen[None]):
         option = self.query_one("#host-list", OptionList).highlighted_option
         if option is not None and option.id not in (None, LOCAL, ALL):
             self.hosts.remove(option.id)
+            from kb.walk.state import forget_node
+
+            self._remember(forget_node(option.id))
             self._draw()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

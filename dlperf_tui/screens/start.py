@@ -149,12 +149,14 @@ class StartScreen(BaseScreen):
     def __init__(self, rules: KnowledgeBase | None = None) -> None:
         super().__init__()
         self.rules = rules  # None until loaded: the app calls `rules_ready` then
+        self.recent: list[str] = []  # log files opened in earlier runs, most recent first
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
         with TabbedContent(initial="paste-tab", id="start-tabs"):
             with TabPane("Paste a log", id="paste-tab"):
                 yield Static(INTRO, id="intro")
+                yield Static("", id="recent")
                 yield LogArea(
                     id="log", soft_wrap=False, placeholder=PLACEHOLDER, show_line_numbers=False
                 )
@@ -170,8 +172,22 @@ class StartScreen(BaseScreen):
 
     def on_mount(self) -> None:
         self.query_one(LogArea).focus()
+        self._offer_remembered()
         if self.rules is not None:
             self.rules_ready(self.rules)
+
+    def _offer_remembered(self) -> None:
+        """The log files of earlier runs (kb.walk.state): the last one named, ctrl+o opens it."""
+        from kb.walk.state import load
+
+        remembered, notice = load()
+        if notice is not None:
+            self.notify(notice, severity="warning")
+        self.recent = [p for p in remembered.logs if Path(p).is_file()]
+        recent = self.query_one("#recent", Static)
+        recent.display = bool(self.recent)
+        if self.recent:
+            recent.update(plain_line(f"ctrl+o reopens the last log: {self.recent[0]}"))
 
     def rules_ready(self, kb: KnowledgeBase) -> None:
         from kb.markdown.runbook import GROUP_TITLES
@@ -250,7 +266,7 @@ class StartScreen(BaseScreen):
             if path is not None:
                 self.post_message(Diagnose(path=path))
 
-        self.app.push_screen(OpenFileScreen(), opened)
+        self.app.push_screen(OpenFileScreen(self.recent), opened)
 
     def action_clear(self) -> None:
         area = self.query_one(LogArea)

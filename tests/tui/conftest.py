@@ -25,6 +25,14 @@ def own_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         os.environ["XDG_CACHE_HOME"] = before
 
 
+@pytest.fixture(autouse=True)
+def own_data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Remembered nodes and logs (kb.walk.state) go to the test's own folder, never ~."""
+    home = tmp_path / "xdg-data"
+    monkeypatch.setenv("XDG_DATA_HOME", str(home))
+    return home
+
+
 @pytest.fixture(scope="session")
 def kb() -> KnowledgeBase:
     return load_kb(RULES)

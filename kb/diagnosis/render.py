@@ -11,7 +11,8 @@ from kb.diagnosis.model import BASIS_SYMPTOM, CauseResult, Diagnosis, Evidence
 from kb.diagnosis.percent import confidence_text
 from kb.diagnosis.ranking import LIKELY
 from kb.diagnosis.render_failure import approximate_header, approximate_lines, failure_lines
-from kb.rules.placeholders import fill_text, show_command
+from kb.rules import fixchoice
+from kb.rules.placeholders import fill_text
 from kb.util.textsafe import safe, safe_line
 
 SHOWN_WIDTH = 160
@@ -103,16 +104,18 @@ def render(
         if c.params:
             values = safe_line("  ".join(f"{k}={v}" for k, v in c.params.items()))
             out.append(f"   Values: {values}")
-        for fid in c.fixes:
+        for fid in fixchoice.order(c.fixes, rules.fixes, c.params):
             fix = rules.fixes.get(fid)
             if fix is None:
                 out.append(f"   Fix: {fid}")
                 continue
             out.append(f"   Fix: {safe_line(fill_text(fix.title, c.params))}  ({fid})")
-            for cmd in fix.commands:
-                where = f"   # {cmd['where']}" if cmd.get("where") else ""
-                shown = safe(show_command(cmd["run"], c.params))
-                out.append(f"     $ {shown}{st.dim(where)}")
+            caution = fixchoice.caution_text(fix, c.params)
+            if caution:
+                out.append(f"     Caution: {safe_line(caution)}")
+            for cmd in fixchoice.commands(fix, c.params):  # those for the values found
+                where = f"   # {cmd.where}" if cmd.where else ""
+                out.append(f"     $ {safe(cmd.run)}{st.dim(where)}")
         if explain and c.explanation:
             out.append(f"   Why: {safe(c.explanation)}")
     if diag.symptoms:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from kb.rules import fixchoice
 from kb.rules.knowledge import KnowledgeBase
 from kb.rules.placeholders import fill_text, show_command
 from kb.rules.schema.models import Check, Fix, LogExample, ParamDoc, Text, text_of
@@ -120,8 +121,9 @@ def check_block(chk: Check, params: dict[str, str], lang: str = "en", detail: bo
 
 
 def fix_commands(fix: Fix, params: dict[str, str]) -> list[str]:
-    """The fix's commands as a person would copy them (unknown values as `<name>`)."""
-    return [show_command(cmd.run, params, fix.params) for cmd in fix.commands]
+    """The fix's commands for the values found (`kb.rules.fixchoice`), as a person would
+    copy them (unknown values as `<name>`)."""
+    return [c.run for c in fixchoice.commands(fix, params)]
 
 
 def fix_block(
@@ -136,7 +138,11 @@ def fix_block(
     in, and what is still to fill in. `title` goes before the fix's own in the heading."""
     parts = [f"{heading} {title}{literal(text_of(fix.title, lang))}"] if heading else []
     parts.append(fill(tr(fix.steps, lang), params))
-    for cmd in fix.commands if commands else []:
+    caution = fixchoice.caution_text(fix, params)
+    if caution:
+        parts.append(f"**Caution:** {literal(caution)}")  # it quotes values found
+    chosen = [c for c in fix.commands if fixchoice.applies(c.applies_if, params)]
+    for cmd in chosen if commands else []:
         where = f" ({_para(cmd.where)})" if cmd.where else ""
         warn = f" — *{CHANGES_MACHINE}*" if cmd.changes_machine else ""
         parts.append(f"Run{where}{warn}:")

@@ -35,7 +35,10 @@ def test_json_has_the_contract_shape(cli, tmp_path: Path) -> None:
     assert set(data) >= {"causes", "symptoms", "notes", "stats"}
     assert "errors" not in data
     first = data["causes"][0]
-    assert set(first) == {"id", "title", "confidence", "evidence", "params", "fixes"}
+    # the contract's keys, and those added since (only added: fix_details, issue 14)
+    assert set(first) == {"id", "title", "confidence", "evidence", "params", "fixes", "fix_details"}
+    assert data["schema"] == "dlperf-help/diagnose/1"
+    assert [d["id"] for d in first["fix_details"]] == first["fixes"]
     assert first["id"] == "nccl-wrong-interface"
     assert 0 < first["confidence"] <= 1
     assert first["evidence"][0] == {"file": str(log), "line": 2, "text": UNREACHABLE}

@@ -119,3 +119,21 @@ def test_the_conditions() -> None:
     assert applies(versions, {"horovod_version": "0.19.5"})
     assert not applies(versions, {"horovod_version": "0.21.3"})
     assert [major(v) for v in ("libcudart.so.10.1", "13.0", "cuda-12.4", "x")] == [10, 13, 12, None]
+
+
+def test_the_text_diagnosis_shows_the_same_choice(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["diagnose", str(TF_BUILD)]) == 1
+    out = capsys.readouterr().out
+    assert "HOROVOD_GPU_OPERATIONS=NCCL python -m pip install" in out
+    assert MXNET_PIP not in out and "HOROVOD_WITH_MXNET" not in out  # version unknown: 0.19 stays
+
+
+def test_the_markdown_fix_block_shows_the_same_choice() -> None:
+    from kb.authoring.checked import load_kb
+    from kb.markdown.blocks import fix_block, fix_commands
+
+    fix = load_kb().fixes["horovod-reinstall-with-nccl"]
+    tf = {"framework": "TensorFlow", "horovod_version": "0.21.3"}
+    assert not any(MXNET_PIP in c for c in fix_commands(fix, tf))
+    assert MXNET_PIP not in fix_block(fix, tf)
+    assert MXNET_PIP in fix_block(fix, {})  # nothing known: every case is shown

@@ -10,6 +10,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kb.diagnosis.engine import diagnose_paths, diagnose_text
 from kb.diagnosis.hangs.unpickle import loads_plain
 
@@ -76,3 +78,27 @@ def test_an_outlier_node_of_the_ras_report_names_the_rank_mapping_and_its_host(
     cause = _cause(diagnose_text(shipped, text), "gpu-rank-mapping")
     assert cause["params"]["rank_host"] == "172.16.64.213"
     assert any("node 172.16.64.213 runs a different number" in e["text"] for e in cause["evidence"])
+
+
+def test_the_real_version_mismatch_capture_shows_the_different_nccl(
+    shipped: Any, corpus: Path
+) -> None:
+    """corpora/hangs/nccl-versions (H200, rank 2 on the system libnccl 2.28.3): the
+    different NCCL is a cause of the diagnosis, with both versions."""
+    case = corpus / "nccl-versions"
+    diag = diagnose_paths(shipped, [case / "run.log", case / "ras.txt"])
+    cause = _cause(diag, "nccl-missing-or-mismatch")
+    assert cause["params"]["nccl_versions"] == "2.28.3, 2.28.9"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open miss: the NCCL analyzer does not trust a version difference among the "
+    "processes of one hostname (three ranks on one machine), so the interface leads",
+)
+def test_the_real_version_mismatch_capture_puts_the_different_nccl_first(
+    shipped: Any, corpus: Path
+) -> None:
+    case = corpus / "nccl-versions"
+    diag = diagnose_paths(shipped, [case / "run.log", case / "ras.txt"])
+    assert diag.causes[0].id == "nccl-missing-or-mismatch"

@@ -69,6 +69,14 @@ def main() -> int:
     ap.add_argument("--deadline", type=float, default=240.0)
     ap.add_argument("--port", type=int, default=29511)
     ap.add_argument("--timeout", type=float, default=10.0)
+    ap.add_argument(
+        "--victim-env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an environment variable for the misbehaving rank only (the last one), e.g. "
+        "LD_PRELOAD of another libnccl",
+    )
     args = ap.parse_args()
     out = args.outdir
     (out / "fr_dumps").mkdir(parents=True, exist_ok=True)
@@ -101,6 +109,8 @@ def main() -> int:
                 NCCL_IB_DISABLE="1",
                 LOCAL_RANK="0",
             )
+        if r == args.ranks - 1:
+            env.update(kv.split("=", 1) for kv in args.victim_env)
         p = subprocess.Popen(
             [sys.executable, str(HERE / "hang_job.py")],
             env=env,

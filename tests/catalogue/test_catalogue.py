@@ -249,6 +249,7 @@ def test_lint_checks_the_catalogue_beside_the_rules(tmp_path: Path) -> None:
     assert issue.file == "catalogue/demo.yaml" and "demo.yaml:" in issue.message
 
 
+@pytest.mark.slow
 def test_the_shipped_catalogue_lints_clean(cause_ids: set[str]) -> None:
     from kb.authoring.lint_catalogue import check_catalogue_dir
 

@@ -74,6 +74,7 @@ def test_the_small_catalogue_loads(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", ["pipe.yaml", "symptoms.yaml"])
+@pytest.mark.slow
 def test_a_fifo_in_the_catalogue_is_a_one_line_error_and_never_blocks(
     tmp_path: Path, name: str
 ) -> None:

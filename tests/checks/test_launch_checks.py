@@ -23,8 +23,7 @@ from kb.rules import loader
 from kb.rules.placeholders import fill_command
 from kb.rules.schema.models import Check
 from kb.util.paths import rules_dir
-
-HERE = Path(__file__).parent
+from tests import corpora_loader as corpora
 
 
 @cache
@@ -46,7 +45,7 @@ def run_check(check_id: str, values: dict[str, str], env: dict[str, str]) -> tup
 
 # ---------------------------------------------------------------- recorded outputs
 
-CHECK_BUILD_NO_NCCL = HERE / "logs" / "horovod-2686-check-build-no-nccl.log"
+CHECK_BUILD_NO_NCCL = corpora.path("dev-launch", "horovod-2686-check-build-no-nccl.log")
 
 
 def test_check_build_without_nccl_fails_and_names_the_version() -> None:
@@ -118,6 +117,7 @@ def test_openmpi_version_tells_open_mpi_from_other_mpis(
         ("ssh: connect to host 10.11.0.3 port 10001: Connection refused\n", 255, "error"),
     ],
 )
+@pytest.mark.slow
 def test_remote_path_check_reads_what_a_non_interactive_shell_finds(
     output: str, exit_code: int, status: str
 ) -> None:
@@ -215,6 +215,7 @@ def test_gpu_op_check_passes_with_the_seed_install_variable() -> None:
     assert run_check("horovod-gpu-op-env", {}, _env(HOROVOD_GPU_OPERATIONS="NCCL"))[0] == "pass"
 
 
+@pytest.mark.slow
 def test_mpicxx_check_passes_when_the_wrapper_prints_a_compiler_line(tmp_path: Path) -> None:
     status, finding = run_check("mpicxx-usable", {}, _env(PATH=_fake_mpicxx(tmp_path)))
     assert (status, finding) == ("pass", f"mpicxx at {tmp_path}/bin/mpicxx")

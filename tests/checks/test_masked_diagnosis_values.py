@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from kb.util.secrets import MASK, mask_json
 
 
@@ -35,6 +37,7 @@ def _diagnosis(tmp_path: Path, masked: bool) -> tuple[Path, Path]:
     return path, data
 
 
+@pytest.mark.slow
 def test_a_masked_value_is_refused_naming_the_parameter_and_the_file(tmp_path: Path) -> None:
     diag, _ = _diagnosis(tmp_path, masked=True)
     assert MASK in json.loads(diag.read_text())["causes"][0]["params"]["data_dir"]
@@ -48,6 +51,7 @@ def test_a_masked_value_is_refused_naming_the_parameter_and_the_file(tmp_path: P
         assert proc.stdout == ""
 
 
+@pytest.mark.slow
 def test_a_param_given_for_the_masked_value_is_used(tmp_path: Path) -> None:
     diag, data = _diagnosis(tmp_path, masked=True)
     proc = dlperf(
@@ -64,6 +68,7 @@ def test_a_param_given_for_the_masked_value_is_used(tmp_path: Path) -> None:
     assert str(data) in json.dumps(ran) and MASK not in json.dumps(ran)
 
 
+@pytest.mark.slow
 def test_an_unmasked_diagnosis_runs_its_checks_with_the_value(tmp_path: Path) -> None:
     diag, data = _diagnosis(tmp_path, masked=False)
     proc = dlperf("check", "--json", "--from-diagnosis", str(diag), cwd=tmp_path)

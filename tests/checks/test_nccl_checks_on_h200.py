@@ -45,6 +45,7 @@ def recorded(name: str) -> tuple[str, int]:
     return "\n".join(lines[1:-1]), status
 
 
+@pytest.mark.slow
 def test_an_nvlink_topology_is_not_reported_as_slow() -> None:
     out, status = recorded("topo.txt")
     outcome = evaluate(check("gpu-topology-matrix"), out, status)

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from kb.rules.placeholders import fill_command
 from kb.runners.local import LocalRunner
 from kb.walk.session import run_check
@@ -41,6 +43,7 @@ def _sh(command: str, home: Path, cwd: Path | None = None) -> subprocess.Complet
     )
 
 
+@pytest.mark.slow
 def test_check_refuses_a_library_param_that_would_run_a_command(tmp_path: Path) -> None:
     marker = tmp_path / "P"
     proc = dlperf(
@@ -59,6 +62,7 @@ def test_check_refuses_a_library_param_that_would_run_a_command(tmp_path: Path) 
     assert lines[0].endswith("is not a file name (letters, digits, ._+-, no '/') (--param)")
 
 
+@pytest.mark.slow
 def test_check_refuses_a_hostile_value_in_a_diagnosis_file(tmp_path: Path) -> None:
     marker = tmp_path / "P"
     doc = {
@@ -75,6 +79,7 @@ def test_check_refuses_a_hostile_value_in_a_diagnosis_file(tmp_path: Path) -> No
         assert lines[0].endswith(f"(from {diag})")
 
 
+@pytest.mark.slow
 def test_find_cuda_library_still_reports_a_missing_library_by_its_name(tmp_path: Path) -> None:
     kb = knowledge()
     chk = kb.checks["find-cuda-library"][1]
@@ -129,6 +134,7 @@ def test_the_tfds_pin_rewrites_the_requirement_line(tmp_path: Path) -> None:
     assert req.read_text() == "six\ntensorflow-datasets==3.0.0\npyyaml\n"
 
 
+@pytest.mark.slow
 def test_a_user_name_from_a_log_that_looks_like_an_option_is_never_shown_as_one(
     tmp_path: Path,
 ) -> None:

@@ -119,6 +119,7 @@ def test_two_ssh_nodes_that_agree_give_a_clean_report_and_the_ib_prefix(
     assert {v["gloo_socket_ifname"] for v in advice["per_node"].values()} == {"ib0"}
 
 
+@pytest.mark.slow
 def test_a_real_container_like_namespace_next_to_this_host_gets_no_interface(
     netns: Callable[[list[str]], str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -302,6 +302,7 @@ def test_table_text_and_markdown_renderers(tmp_path: Path) -> None:
     assert "**nccl_system_version** ⚠" in md and "`nccl-missing-or-mismatch`" in md
 
 
+@pytest.mark.slow
 def test_cli_exit_status_and_json_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     same = write(tmp_path, "same.jsonl", node("gpu01"), node("gpu02"), jsonl=True)
     assert main(["report", "--json", same]) == 0

@@ -242,6 +242,7 @@ def test_unknown_ambiguous_or_unpublished_configurations_list_the_choices(
     assert "\n" not in str(err.value)
 
 
+@pytest.mark.slow
 def test_an_unpublished_shape_or_a_missing_single_gpu_point_exit_2(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -311,6 +312,7 @@ def test_throughput_from_step_lines_takes_the_median_after_warm_up(tmp_path: Pat
         speedup.throughput_from_log(str(log), 1)
 
 
+@pytest.mark.slow
 def test_logs_on_the_command_line_feed_points_with_their_shape(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -6,6 +6,7 @@ import re
 import time
 from collections.abc import Callable
 
+import pytest
 from cluster_helpers import FIXTURES, FakeNode
 
 from kb.cluster import survey
@@ -135,6 +136,7 @@ def test_the_script_only_reads_it_redirects_to_nothing_but_dev_null_and_stdout()
         assert word not in text
 
 
+@pytest.mark.slow
 def test_survey_cli_prints_one_json_object_or_a_readable_summary(capsys) -> None:
     import json
 

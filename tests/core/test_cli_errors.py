@@ -28,7 +28,7 @@ def test_version() -> None:
         ["no-such-command"],
         ["rules", "frobnicate"],
         ["runbook", "--lang", "fr"],
-        ["runbook", "no-such-cause-id"],
+        pytest.param(["runbook", "no-such-cause-id"], marks=pytest.mark.slow),  # loads the rules
     ],
 )
 def test_bad_usage_is_one_line_and_exit_2(args: list[str]) -> None:

@@ -74,6 +74,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @FUZZ
 @given(data=log_bytes(), chunk=st.sampled_from([7, 100, 4096, None]))
+@pytest.mark.slow
 def test_the_reader_gives_lines_or_one_clean_error(scratch: Path, data: bytes, chunk: int) -> None:
     path = scratch / "fuzz.log"
     path.write_bytes(data)
@@ -94,6 +95,7 @@ def test_the_reader_gives_lines_or_one_clean_error(scratch: Path, data: bytes, c
 
 @FUZZ
 @given(text=TEXT, codec=st.sampled_from(list(BOMS)), bom=st.booleans(), gz=st.booleans())
+@pytest.mark.slow
 def test_every_unicode_encoding_reads_as_the_same_lines(
     scratch: Path, text: str, codec: str, bom: bool, gz: bool
 ) -> None:
@@ -195,6 +197,7 @@ def rules_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @FUZZ
 @given(text=rule_text())
+@pytest.mark.slow
 def test_any_rule_file_loads_or_gives_one_line_file_line_errors(rules_dir: Path, text: str) -> None:
     path = rules_dir / "demo" / "fuzz.yaml"
     path.write_bytes(text.encode("utf-8", "surrogateescape"))

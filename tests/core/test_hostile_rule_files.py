@@ -54,6 +54,7 @@ def messages(rules: Path) -> list[str]:
     return [str(i) for i in load(rules)[1]]
 
 
+@pytest.mark.slow
 def test_the_alias_bomb_is_refused_within_a_small_memory_cap(tmp_path: Path) -> None:
     rules = base(tmp_path)
     shutil.copy(HERE / "broken" / "yaml-alias-bomb" / "demo" / "laughs.yaml", rules / "demo")
@@ -70,6 +71,7 @@ def test_the_alias_bomb_is_refused_within_a_small_memory_cap(tmp_path: Path) -> 
     ("case", "where"),
     [("yaml-merge-key", "merged.yaml:7: YAML merge keys"), ("yaml-python-tag", "tagged.yaml:2")],
 )
+@pytest.mark.slow
 def test_merge_keys_and_object_tags_are_a_file_line_error_not_an_internal_one(
     tmp_path: Path, case: str, where: str
 ) -> None:
@@ -83,6 +85,7 @@ def test_merge_keys_and_object_tags_are_a_file_line_error_not_an_internal_one(
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_fifo_in_the_rules_folder_never_blocks_a_command(tmp_path: Path) -> None:
     rules = base(tmp_path)
     os.mkfifo(rules / "demo" / "pipe.yaml")

@@ -72,6 +72,7 @@ def test_lint_reports_the_broken_file_with_its_line(case: str, tmp_path: Path) -
             assert f"at position {rest[1]}" in str(found[0]["message"])
 
 
+@pytest.mark.slow
 def test_lint_text_output_is_file_line_message_without_traceback(tmp_path: Path) -> None:
     rules = overlay("unknown-field", tmp_path)
     proc = subprocess.run(
@@ -87,6 +88,7 @@ def test_lint_text_output_is_file_line_message_without_traceback(tmp_path: Path)
     assert "did you mean 'title'?" in first
 
 
+@pytest.mark.slow
 def test_lint_of_a_missing_directory_is_one_line(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "kb.cli.main", "rules", "lint", str(tmp_path / "nope")],

@@ -20,6 +20,7 @@ def _first_title(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
     return str(json.loads(capsys.readouterr().out)["causes"][0]["title"])
 
 
+@pytest.mark.slow
 def test_rules_before_or_after_the_command_are_the_same_rules(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from functools import cache
 
+import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
@@ -31,6 +32,7 @@ def _headings(tokens: list[Token]) -> list[tuple[int, str]]:
     return out
 
 
+@pytest.mark.slow
 def test_every_cause_has_exactly_one_heading() -> None:
     kb = load_kb()
     _, tokens = whole()
@@ -40,6 +42,7 @@ def test_every_cause_has_exactly_one_heading() -> None:
     assert len(cause_headings) == len(kb.causes)
 
 
+@pytest.mark.slow
 def test_every_check_and_fix_command_is_fenced() -> None:
     kb = load_kb()
     _, tokens = whole()
@@ -77,6 +80,7 @@ def test_every_contents_link_points_at_a_heading() -> None:
     assert set(links) <= anchors
 
 
+@pytest.mark.slow
 def test_a_runbook_of_chosen_causes_holds_only_those() -> None:
     kb = load_kb()
     text = runbook.render(kb, ["nccl-wrong-interface", "cuda-lib-missing"])
@@ -85,6 +89,7 @@ def test_a_runbook_of_chosen_causes_holds_only_those() -> None:
     assert any("(nccl-wrong-interface)" in h for h in heads)
 
 
+@pytest.mark.slow
 def test_the_cli_writes_the_runbook_to_a_file(tmp_path) -> None:
     import subprocess
     import sys

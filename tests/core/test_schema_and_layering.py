@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from kb.rules.schema.export import schemas
 from kb.util.paths import rules_dir
 
@@ -17,6 +19,7 @@ def test_committed_json_schemas_match_the_models() -> None:
         )
 
 
+@pytest.mark.slow
 def test_importing_every_engine_module_never_imports_textual() -> None:
     code = (
         "import pkgutil, importlib, sys, kb\n"

@@ -120,6 +120,7 @@ def _diagnose(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_diagnose_json_is_masked_unless_no_mask_and_the_diagnosis_is_the_same(
     tmp_path: Path,
 ) -> None:
@@ -173,6 +174,7 @@ def _seconds(text: str) -> float:
 
 
 @pytest.mark.parametrize("unit", list(HOSTILE.values()), ids=list(HOSTILE))
+@pytest.mark.slow
 def test_masking_time_grows_linearly(unit: str) -> None:
     """Four times the text takes about four times as long, not sixteen (quadratic)."""
     small = unit * (50_000 // len(unit))
@@ -182,6 +184,7 @@ def test_masking_time_grows_linearly(unit: str) -> None:
     assert _seconds(big) < 8 * max(_seconds(small), 0.02)  # a floor for timer noise
 
 
+@pytest.mark.slow
 def test_the_rules_runbook_masks_a_token_pasted_into_a_rule_and_nothing_else(
     tmp_path: Path,
 ) -> None:

@@ -119,6 +119,7 @@ WORST = {
 
 
 @pytest.mark.parametrize("name", list(WORST))
+@pytest.mark.slow
 def test_the_sanitizer_is_linear_on_its_worst_inputs(name: str) -> None:
     text = WORST[name]
     t0 = time.perf_counter()
@@ -204,6 +205,7 @@ def test_the_reader_removes_st_ended_strings_before_matching() -> None:
         max_size=60,
     ).map("".join)
 )
+@pytest.mark.slow
 def test_fuzz_nothing_a_terminal_obeys_survives(text: str) -> None:
     out = safe(text)
     assert not FORBIDDEN.search(out), repr(out)
@@ -242,6 +244,7 @@ def _clean(text: str) -> None:
     assert found is None, f"raw {found.group()!r} in {text!r}"
 
 
+@pytest.mark.slow
 def test_diagnose_prints_no_terminal_control_from_a_hostile_log(tmp_path: Path) -> None:
     log = tmp_path / "hostile.log"
     log.write_text(
@@ -258,6 +261,7 @@ def test_diagnose_prints_no_terminal_control_from_a_hostile_log(tmp_path: Path) 
     assert any("\u202e" in e["text"] for c in doc["causes"] for e in c["evidence"])
 
 
+@pytest.mark.slow
 def test_a_hostile_file_name_is_shown_not_obeyed(tmp_path: Path) -> None:
     name = tmp_path / f"run{ESC}]52;c;eA=={ESC}\\\u202e.log"
     done = _cli("diagnose", str(name), cache=tmp_path / "cache")
@@ -266,6 +270,7 @@ def test_a_hostile_file_name_is_shown_not_obeyed(tmp_path: Path) -> None:
     _clean(done.stderr)
 
 
+@pytest.mark.slow
 def test_report_prints_no_terminal_control_from_a_node(tmp_path: Path) -> None:
     docs = []
     for host in ("gpu01", f"gpu02{ESC}]0;x\x07"):

@@ -115,6 +115,7 @@ def test_labels_csv_has_the_scorer_columns_and_one_row_per_existing_log() -> Non
     assert not unlabelled, f"logs without a label: {unlabelled}"
 
 
+@pytest.mark.slow
 def test_every_label_is_a_known_cause_id_or_none_or_other(rule_ids: set[str]) -> None:
     unknown = {c.file: c.cause_id for c in CASES if c.cause_id not in rule_ids | NOT_A_CAUSE}
     assert not unknown, f"cause ids the knowledge base does not define: {unknown}"
@@ -138,6 +139,7 @@ def test_known_gaps_name_only_labelled_logs() -> None:
 
 
 @pytest.mark.parametrize("case", [_param(c) for c in JUDGED])
+@pytest.mark.slow
 def test_diagnosis_of_real_log_matches_its_label(case: Case, rules: Any) -> None:
     ids = _cause_ids(rules, case.path)
     if case.cause_id == "none":
@@ -156,6 +158,7 @@ def test_diagnosis_of_real_log_matches_its_label(case: Case, rules: Any) -> None
         "shm-nccl-525-kubeflow-posix-fallocate.log",
     ],
 )
+@pytest.mark.slow
 def test_diagnose_cli_json_ranks_causes_as_the_api_does(name: str, rules: Any) -> None:
     case = next(c for c in CASES if c.file == name)
     proc = _cli("diagnose", "--json", str(case.path))

@@ -54,6 +54,7 @@ def test_labels_have_the_scorer_columns_and_name_existing_logs(corpus: str) -> N
 
 
 @pytest.mark.parametrize("path", HEALTHY)
+@pytest.mark.slow
 def test_a_healthy_held_out_log_gives_no_cause(path: Path, rules: Any) -> None:
     from kb.diagnosis.engine import diagnose_paths
 

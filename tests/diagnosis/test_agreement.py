@@ -28,6 +28,7 @@ def test_there_are_real_logs_to_compare() -> None:
     assert len(REAL_LOGS) >= 20
 
 
+@pytest.mark.slow
 def test_fast_and_reference_paths_agree_on_every_real_log(shipped) -> None:
     for path in REAL_LOGS:
         fast = _comparable(diagnose_paths(shipped, [path]))
@@ -35,6 +36,7 @@ def test_fast_and_reference_paths_agree_on_every_real_log(shipped) -> None:
         assert fast == ref, path.name
 
 
+@pytest.mark.slow
 def test_without_hyperscan_the_result_is_the_same(shipped) -> None:
     for path in REAL_LOGS:
         with_hs = _comparable(diagnose_paths(shipped, [path]))
@@ -65,6 +67,7 @@ def _stress_log(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("chunk", [4096, 65536])
+@pytest.mark.slow
 def test_agreement_across_block_boundaries(shipped, tmp_path: Path, monkeypatch, chunk) -> None:
     path = _stress_log(tmp_path)
     whole = _comparable(diagnose_paths(shipped, [path]))

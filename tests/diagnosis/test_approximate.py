@@ -132,6 +132,7 @@ def test_an_info_line_is_setup_not_a_typed_error(shipped: Any) -> None:
     assert got == []
 
 
+@pytest.mark.slow
 def test_cli_prints_the_typed_line_beside_the_known_one(cli: Any, tmp_path: Path) -> None:
     proc = cli("diagnose", "-", input="nccl warn connect to fe80\n", rules=None)
     assert proc.returncode == 1, proc.stderr

@@ -124,6 +124,7 @@ def test_pasted_text_without_final_newline(rules) -> None:
     assert diag.causes[0].evidence[0].line == 2
 
 
+@pytest.mark.slow
 def test_cli_bad_inputs_never_show_a_traceback(cli, tmp_path: Path) -> None:
     (tmp_path / "bin.dat").write_bytes(bytes(range(256)) * 100)
     (tmp_path / "empty.log").write_bytes(b"")
@@ -220,6 +221,7 @@ def test_a_utf16_or_utf32_log_is_diagnosed_as_its_utf8_original(
     assert _same_diagnosis(agreed(shipped, paths=[path]), str(path)) == utf8_diagnosis
 
 
+@pytest.mark.slow
 def test_cli_diagnoses_a_powershell_log_instead_of_finding_nothing(cli, tmp_path: Path) -> None:
     text = NCCL_LOG.read_text(encoding="utf-8").replace("\n", "\r\n")
     (tmp_path / "out.log").write_bytes(codecs.BOM_UTF16_LE + text.encode("utf-16-le"))

@@ -274,6 +274,7 @@ def test_there_are_many_healthy_logs() -> None:
 
 
 @pytest.mark.parametrize("path", HEALTHY, ids=lambda p: str(p.relative_to(corpora.ROOT)))
+@pytest.mark.slow
 def test_no_healthy_log_gets_a_failure(shipped: Any, path: Path) -> None:
     out = diagnose_paths(shipped, [path]).to_json()
     assert "failure" not in out, f"false failure: {out.get('failure')}"

@@ -40,6 +40,7 @@ def _comparable(diag) -> dict:  # type: ignore[no-untyped-def,type-arg]
 
 
 @pytest.mark.parametrize("real_at", [None, 19_990])
+@pytest.mark.slow
 def test_a_veto_flood_gives_the_reference_result(rules, tmp_path, monkeypatch, real_at) -> None:
     monkeypatch.setattr(reader, "CHUNK", 64 * 1024)
     path = _flood(tmp_path, 20_000, real_at)

@@ -158,6 +158,7 @@ def test_and_condition_needs_every_matcher_in_the_same_log() -> None:
     assert m.result() is None
 
 
+@pytest.mark.slow
 def test_a_pattern_too_large_for_hyperscan_is_prefiltered_by_it_when_lines_are_confirmed() -> None:
     # "warm-up longer than the iterations", digit by digit: hyperscan says "too large"
     alts = [

@@ -23,9 +23,7 @@ TF_SERVER = (
 
 
 def test_the_real_tf_log_stuck_after_its_server_started(rules) -> None:
-    diag = diagnose_paths(
-        rules, [DATA_CORPUS / "tfdist-adanet-76-stuck-started-server.log"]
-    )
+    diag = diagnose_paths(rules, [DATA_CORPUS / "tfdist-adanet-76-stuck-started-server.log"])
     assert diag.symptoms == ["rendezvous-fails"]
     first = diag.causes[0]
     assert (first.id, first.basis) == ("tf-distribution-strategy", BASIS_SYMPTOM)

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kb.diagnosis.engine import diagnose_paths, diagnose_text
 
 
@@ -24,6 +26,7 @@ def _shows_variant(cause: dict[str, Any], variant: str) -> bool:
     return any(re.search(variant, e["text"]) for e in cause["evidence"])
 
 
+@pytest.mark.slow
 def test_the_cause_and_rank_come_first(
     cli: Any, label: dict[str, str], handed_over: Callable[[str], list[str]]
 ) -> None:

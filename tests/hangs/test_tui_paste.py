@@ -19,6 +19,7 @@ def shipped_kb(private_cache: Path):  # type: ignore[no-untyped-def]
     return load_kb(ROOT / "rules")
 
 
+@pytest.mark.slow
 async def test_a_pasted_ras_report_shows_the_stuck_rank(shipped_kb, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from dlperf_tui.app import DlperfHelpApp
 

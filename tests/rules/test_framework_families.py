@@ -307,6 +307,7 @@ def test_hyperscan_accepts_every_warmup_regex(rules: KnowledgeBase) -> None:
         db.compile(expressions=[pattern.encode()], ids=[0], elements=1, flags=[flags])
 
 
+@pytest.mark.slow
 def test_the_warmup_signature_fires_only_when_the_warmup_is_longer_than_the_run(
     rules: KnowledgeBase,
 ) -> None:
@@ -346,6 +347,7 @@ def _healthy_logs() -> list[Path]:
     return corpora.healthy("dev", "batch-2026-11-29", "dev-h200")
 
 
+@pytest.mark.slow
 def test_healthy_logs_of_every_corpus_get_no_framework_cause(rules: KnowledgeBase) -> None:
     mine = {c for c in rules.causes if rules.area_of(c) in FRAMEWORK_AREAS}
     healthy = _healthy_logs()

@@ -30,6 +30,7 @@ def _progress_lines(step: float, data: float) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_the_data_time_signature_only_fires_when_data_is_at_least_half_the_step(
     rules: KnowledgeBase,
 ) -> None:
@@ -111,6 +112,7 @@ def test_real_failure_logs_get_their_cause_first(
     assert [c.id for c in diag.causes][:1] == [cause]
 
 
+@pytest.mark.slow
 def test_healthy_corpus_logs_get_no_framework_cause(rules: KnowledgeBase) -> None:
     mine = {
         c.id

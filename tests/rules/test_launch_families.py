@@ -125,6 +125,7 @@ HEALTHY = corpora.healthy("batch-2026-11-29", "batch-2026-11-30a", "dev-h200")
 
 
 @pytest.mark.parametrize("path", HEALTHY, ids=[p.name for p in HEALTHY])
+@pytest.mark.slow
 def test_no_launch_cause_on_a_healthy_log(path: Path) -> None:
     text = path.read_text(encoding="utf-8", errors="replace")
     assert not LAUNCH_CAUSES & set(ranked(text))

@@ -23,6 +23,7 @@ OWN_CASES = [(r.file, r.cause_id) for r in corpora.rows("dev-launch") if r.path.
 
 
 @pytest.mark.parametrize(("name", "cause"), OWN_CASES, ids=[n for n, _ in OWN_CASES])
+@pytest.mark.slow
 def test_a_thread_excerpt_is_diagnosed_as_its_confirmed_cause_first(name: str, cause: str) -> None:
     text = (LOGS / name).read_text(encoding="utf-8")
     for fast in (True, False):
@@ -46,11 +47,13 @@ def test_the_diagnosis_names_the_values_the_fix_needs() -> None:
 
 
 @pytest.mark.parametrize("path", corpora.healthy("dev"), ids=lambda p: p.name)
+@pytest.mark.slow
 def test_launch_rules_stay_silent_on_a_healthy_run(path: Path) -> None:
     diag = diagnose_text(knowledge(), path.read_text(encoding="utf-8", errors="replace"))
     assert not LAUNCH_CAUSES & {c.id for c in diag.causes}
 
 
+@pytest.mark.slow
 def test_launch_rules_do_not_claim_logs_labelled_with_other_causes() -> None:
     wrong = []
     for row in corpora.failures("dev"):

@@ -43,6 +43,7 @@ def cause_ids(name: str) -> list[str]:
 
 
 @pytest.mark.parametrize(("name", "want"), rows(), ids=[r[0] for r in rows()])
+@pytest.mark.slow
 def test_each_family_log_gives_its_cause_first_or_none_when_healthy(name: str, want: str) -> None:
     ids = cause_ids(name)
     if want == "none":

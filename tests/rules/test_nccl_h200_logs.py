@@ -53,6 +53,7 @@ def cause_ids(result: dict[str, Any]) -> list[str]:
 
 
 @pytest.mark.parametrize(("log", "want"), CASES, ids=[p.name for p, _ in CASES])
+@pytest.mark.slow
 def test_each_labelled_log_gives_its_cause_first_or_none_when_healthy(log: Path, want: str) -> None:
     ids = cause_ids(diagnose(log))
     if want == "none":
@@ -61,6 +62,7 @@ def test_each_labelled_log_gives_its_cause_first_or_none_when_healthy(log: Path,
         assert ids and ids[0] == want
 
 
+@pytest.mark.slow
 def test_the_healthy_all_reduce_log_only_notes_the_socket_fallback() -> None:
     result = diagnose(corpora.path("dev-h200", "h200-nccl-allreduce-healthy.log"))
     notes = [n["id"] for n in result.get("notes", [])]  # type: ignore[union-attr]
@@ -75,6 +77,7 @@ def test_the_healthy_all_reduce_log_only_notes_the_socket_fallback() -> None:
         ("h200-nccl-intranode-via-socket.log", "transport", "Socket"),
     ],
 )
+@pytest.mark.slow
 def test_the_top_cause_carries_the_values_read_from_the_log(
     log: str, param: str, value: str
 ) -> None:
@@ -82,6 +85,7 @@ def test_the_top_cause_carries_the_values_read_from_the_log(
     assert top["params"].get(param) == value
 
 
+@pytest.mark.slow
 def test_a_single_node_run_with_nccl_ib_hca_set_is_not_an_ib_problem() -> None:
     result = diagnose(corpora.path("dev-h200-nccl", "h200-ib-hca-set-no-device.log"))
     assert "nccl-ib-missing" not in cause_ids(result)

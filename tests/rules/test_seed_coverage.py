@@ -93,6 +93,7 @@ def whole_runbook() -> str:
 
 
 @pytest.mark.parametrize("item", sorted(SEED_ITEMS))
+@pytest.mark.slow
 def test_the_runbook_carries_the_seed_item(item: str) -> None:
     text = whole_runbook()
     missing = [p for p in SEED_ITEMS[item] if p not in text]

@@ -123,6 +123,7 @@ def node(tmp_path: Path) -> Iterator[Node]:
         proc.wait(timeout=10)
 
 
+@pytest.mark.slow
 def test_a_node_with_an_authorized_key_and_known_host_key_passes(node: Node) -> None:
     assert node.run("ssh-batchmode-login") == "pass"
     assert node.run("sshd-listening-on-port") == "pass"
@@ -144,6 +145,7 @@ def test_a_closed_port_is_not_mistaken_for_a_key_problem(node: Node) -> None:
     assert node.run("sshd-listening-on-port") == "fail"
 
 
+@pytest.mark.slow
 def test_remote_path_check_passes_when_the_ssh_session_finds_orted(node: Node) -> None:
     orted = node.root / "remote-bin" / "orted"
     orted.write_text("#!/bin/sh\nexit 0\n")
@@ -205,6 +207,7 @@ def test_a_debug_transcript_of_a_refused_key_is_a_passwordless_problem(node: Nod
     assert _ranked("\n".join(lines[: stop + 3]))[:1] == ["ssh-passwordless-missing"]
 
 
+@pytest.mark.slow
 def test_a_debug_transcript_of_a_successful_login_is_no_ssh_problem(node: Node) -> None:
     text = _ssh_debug(node)
     assert "Authenticated to" in text or "Authentication succeeded" in text

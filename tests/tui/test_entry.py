@@ -5,9 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.tui.common import RULES
 
 
+@pytest.mark.slow
 def test_the_walk_session_and_runbook_modules_never_import_textual():
     code = (
         "import sys, kb.walk.engine, kb.walk.session, kb.markdown.session_runbook, kb.util.secrets, dlperf_tui.jobs, "

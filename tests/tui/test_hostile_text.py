@@ -84,6 +84,7 @@ def _nothing_raw(app: object) -> None:
     assert found is None, f"raw {found.group()!r} on screen:\n{shown}"
 
 
+@pytest.mark.slow
 async def test_markup_in_a_pasted_log_is_shown_literally_and_kills_nothing(
     make_hostile_app: Callable,
 ) -> None:
@@ -127,6 +128,7 @@ def _find(screen: str, text: str, on: str) -> tuple[int, int]:
     raise AssertionError(f"{text!r} not on screen:\n{screen}")
 
 
+@pytest.mark.slow
 async def test_a_log_path_holding_markup_opens(make_hostile_app: Callable, tmp_path: Path) -> None:
     folder = tmp_path / "runs[/b]"  # the folders `runs[` and `b]`
     folder.mkdir(parents=True)
@@ -150,6 +152,7 @@ async def test_a_log_path_holding_markup_opens(make_hostile_app: Callable, tmp_p
         assert app.is_running
 
 
+@pytest.mark.slow
 async def test_terminal_controls_in_a_log_never_reach_the_screen(
     make_hostile_app: Callable, tmp_path: Path
 ) -> None:
@@ -169,6 +172,7 @@ async def test_terminal_controls_in_a_log_never_reach_the_screen(
         _nothing_raw(app)
 
 
+@pytest.mark.slow
 async def test_a_pasted_log_with_controls_shows_them_in_the_box(make_hostile_app: Callable):
     app = make_hostile_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -184,6 +188,7 @@ async def test_a_pasted_log_with_controls_shows_them_in_the_box(make_hostile_app
         _nothing_raw(app)
 
 
+@pytest.mark.slow
 async def test_notifications_and_host_errors_are_plain(make_hostile_app: Callable) -> None:
     app = make_hostile_app()
     async with app.run_test(size=SIZE, notifications=True) as pilot:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from textual.widgets import Input
 
 from tests.tui.driving import shows, until_screen
@@ -13,6 +14,7 @@ from tests.tui.driving import shows, until_screen
 SIZE = (100, 32)
 
 
+@pytest.mark.slow
 async def test_a_refused_value_from_the_log_is_asked_again_and_never_runs(
     make_app: Callable, tmp_path: Path
 ) -> None:

@@ -78,6 +78,7 @@ def test_combining_records_keeps_each_hosts_verdict():
     assert both.status == "error" and both.finding == "a: f a; b: f b"
 
 
+@pytest.mark.slow
 async def test_the_hosts_panel_connects_a_node_and_the_walk_runs_its_check_there(
     make_app: Callable, cluster: Cluster, tmp_path: Path
 ):
@@ -104,6 +105,7 @@ async def test_the_hosts_panel_connects_a_node_and_the_walk_runs_its_check_there
         assert record.status in ("pass", "fail") and "inet" in record.output
 
 
+@pytest.mark.slow
 async def test_the_cluster_view_compares_every_host_and_goes_into_the_runbook(
     make_app: Callable, cluster: Cluster, tmp_path: Path
 ):
@@ -122,6 +124,7 @@ async def test_the_cluster_view_compares_every_host_and_goes_into_the_runbook(
         assert "## Cluster consistency" in runbook and "| **driver_version** ⚠" in runbook
 
 
+@pytest.mark.slow
 async def test_trusting_host_keys_retests_the_node_that_was_refused(
     make_app: Callable, cluster: Cluster, tmp_path: Path
 ):
@@ -157,6 +160,7 @@ def test_node_columns_leave_out_the_login_they_share():
     assert short_headers(mixed) == (mixed, "")
 
 
+@pytest.mark.slow
 async def test_the_cluster_view_at_80x24_names_nodes_without_the_shared_login(
     make_app: Callable, cluster: Cluster, tmp_path: Path
 ):

@@ -46,6 +46,7 @@ def test_an_unreadable_file_is_an_error_not_a_crash(kb: KnowledgeBase, tmp_path:
         jobs.diagnose(kb, path=tmp_path / "locked.log")
 
 
+@pytest.mark.slow
 async def test_escape_cancels_a_running_scan_and_the_screen_stays_usable(
     make_app: Callable, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
@@ -74,6 +75,7 @@ async def test_escape_cancels_a_running_scan_and_the_screen_stays_usable(
         assert app._cancel_scan.is_set()
 
 
+@pytest.mark.slow
 async def test_a_paste_of_many_thousand_lines_lands_in_one_piece(make_app: Callable):
     lines = [f"[rank{i % 64}] step {i} loss 0.{i % 9973:04d}" for i in range(50_000)]
     app = make_app()

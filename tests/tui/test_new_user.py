@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
 from textual.app import App
 from textual.widgets._footer import FooterKey
 
@@ -42,6 +43,7 @@ def assert_nothing_cut(app: App[object]) -> None:
     assert len(shown) <= width and (shown == title.full or "…" in shown)
 
 
+@pytest.mark.slow
 async def test_q_types_in_the_paste_box_and_ctrl_q_quits_as_the_footer_says(make_app: Callable):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -55,6 +57,7 @@ async def test_q_types_in_the_paste_box_and_ctrl_q_quits_as_the_footer_says(make
     assert app.return_code == 0
 
 
+@pytest.mark.slow
 async def test_q_quits_where_no_text_box_has_focus(make_app: Callable):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -65,6 +68,7 @@ async def test_q_quits_where_no_text_box_has_focus(make_app: Callable):
         await until(pilot, lambda: not app.is_running)
 
 
+@pytest.mark.slow
 async def test_help_says_how_to_quit_and_lists_the_keys_the_footer_has_no_room_for(
     make_app: Callable,
 ):
@@ -85,6 +89,7 @@ async def test_help_says_how_to_quit_and_lists_the_keys_the_footer_has_no_room_f
         assert "Up" not in help_text  # a list's own arrows are not the screen's keys
 
 
+@pytest.mark.slow
 async def test_a_paste_after_going_back_starts_a_new_log(make_app: Callable):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -105,6 +110,7 @@ async def test_a_paste_after_going_back_starts_a_new_log(make_app: Callable):
         assert app.screen.query_one("#log").text == ""
 
 
+@pytest.mark.slow
 async def test_the_fix_text_of_the_diagnosis_is_reached_from_the_keyboard(make_app: Callable):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -123,6 +129,7 @@ async def test_the_fix_text_of_the_diagnosis_is_reached_from_the_keyboard(make_a
         await until(pilot, lambda: detail.scroll_y == 0)
 
 
+@pytest.mark.slow
 async def test_no_footer_or_title_is_cut_at_80x24_on_any_screen(make_app: Callable):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -159,6 +166,7 @@ async def test_no_footer_or_title_is_cut_at_80x24_on_any_screen(make_app: Callab
         assert_nothing_cut(app)
 
 
+@pytest.mark.slow
 async def test_a_long_title_keeps_its_ends_and_cuts_its_middle(make_app: Callable, tmp_path):
     log = tmp_path / ("a-very-long-folder-name-" * 4) / "rank0-of-the-job.log"
     log.parent.mkdir()
@@ -172,6 +180,7 @@ async def test_a_long_title_keeps_its_ends_and_cuts_its_middle(make_app: Callabl
         assert title.rstrip().endswith("rank0-of-the-job.log")
 
 
+@pytest.mark.slow
 async def test_export_asks_where_with_the_default_shown_and_says_where_it_went(
     make_app: Callable, tmp_path
 ):
@@ -201,6 +210,7 @@ async def test_export_asks_where_with_the_default_shown_and_says_where_it_went(
         assert app.exported == chosen
 
 
+@pytest.mark.slow
 async def test_copy_from_the_diagnosis_asks_for_the_value_the_log_did_not_show(
     make_app: Callable,
 ):
@@ -219,6 +229,7 @@ async def test_copy_from_the_diagnosis_asks_for_the_value_the_log_did_not_show(
         assert app.clipboard == "export NCCL_SOCKET_IFNAME=enp3s0"
 
 
+@pytest.mark.slow
 async def test_skipping_every_step_ends_undecided_not_unknown_to_the_rules(make_app: Callable):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -235,6 +246,7 @@ async def test_skipping_every_step_ends_undecided_not_unknown_to_the_rules(make_
         await shows(pilot, "so the cause is undecided")
 
 
+@pytest.mark.slow
 async def test_the_diagnosis_shows_a_causes_confidence_in_one_format(make_app: Callable):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import OptionList
 
@@ -27,14 +28,17 @@ def test_the_start_screen_at_80x24(make_app: Callable, snap_compare: Callable):
     assert snap_compare(make_app(), terminal_size=(80, 24))
 
 
+@pytest.mark.slow
 def test_the_symptom_tree_at_80x24(make_app: Callable, snap_compare: Callable):
     assert snap_compare(make_app(), press=["f2", "down", "down"], terminal_size=(80, 24))
 
 
+@pytest.mark.slow
 def test_the_symptom_tree_side_by_side_at_120x30(make_app: Callable, snap_compare: Callable):
     assert snap_compare(make_app(), press=["f2"], terminal_size=(120, 30))
 
 
+@pytest.mark.slow
 def test_a_walk_after_a_check_ruled_a_cause_out_at_80x24(
     make_app: Callable, snap_compare: Callable
 ):
@@ -52,6 +56,7 @@ def test_a_walk_after_a_check_ruled_a_cause_out_at_80x24(
     assert snap_compare(make_app(), terminal_size=(80, 24), run_before=walk)
 
 
+@pytest.mark.slow
 def test_a_walk_side_by_side_in_the_light_theme_at_140x36(
     make_app: Callable, snap_compare: Callable
 ):
@@ -64,6 +69,7 @@ def test_a_walk_side_by_side_in_the_light_theme_at_140x36(
     assert snap_compare(make_app(), terminal_size=(140, 36), run_before=walk)
 
 
+@pytest.mark.slow
 def test_the_fix_with_its_commands_at_80x24(make_app: Callable, snap_compare: Callable):
     async def fix(pilot: Pilot) -> None:
         _assistant(pilot).start_walk("mpi-launch-fails")

@@ -54,6 +54,7 @@ def test_the_runbook_excerpt_of_a_utf16_log_is_readable(kb: KnowledgeBase, tmp_p
     assert "\x00" not in md and "\ufffd" not in md
 
 
+@pytest.mark.slow
 async def test_the_log_view_of_a_utf16_log_shows_readable_text(
     make_app: Callable, tmp_path: Path
 ) -> None:

@@ -20,6 +20,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+@pytest.mark.slow
 def test_a_survey_of_a_node_without_ib9_settles_on_the_wrong_interface_with_the_fix(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -38,6 +39,7 @@ def test_a_survey_of_a_node_without_ib9_settles_on_the_wrong_interface_with_the_
     assert top["status"] == "confirmed" and top["p"] > 0.9 and "on vm" in top["why"][-1]
 
 
+@pytest.mark.slow
 def test_a_survey_of_a_node_that_has_the_nic_does_not_settle_on_it(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -55,6 +57,7 @@ def test_a_survey_of_a_node_that_has_the_nic_does_not_settle_on_it(
     assert walked["next"] is not None and walked["needs"]
 
 
+@pytest.mark.slow
 def test_answers_settle_a_symptom_walk_and_plain_text_says_where_it_ended(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -70,6 +73,7 @@ def test_answers_settle_a_symptom_walk_and_plain_text_says_where_it_ended(
     assert "fix: " in out
 
 
+@pytest.mark.slow
 def test_without_facts_the_walk_stops_where_a_person_is_needed(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -89,6 +93,7 @@ def test_without_facts_the_walk_stops_where_a_person_is_needed(
         (["missing.log"], "missing.log: cannot read"),
     ],
 )
+@pytest.mark.slow
 def test_bad_input_is_one_line_and_exit_2(
     capsys: pytest.CaptureFixture[str], args: list[str], message: str
 ) -> None:

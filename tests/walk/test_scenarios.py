@@ -11,6 +11,7 @@ from tests.walk.scenarios import SCENARIOS, Scenario, play, states
 
 
 @pytest.mark.parametrize("sc", SCENARIOS, ids=[s.name for s in SCENARIOS])
+@pytest.mark.slow
 def test_the_walk_ends_at_the_scenarios_cause_and_fix(kb: KnowledgeBase, sc: Scenario) -> None:
     walk, end = play(kb, sc)
     summary = [e.summary() for e in walk.path]

@@ -13,7 +13,12 @@ error of another kind than the cause's: x0.6; a framework the logs do not show: 
 
 A failure symptom (`failure:` in rules/symptoms, `kb.diagnosis.failure`) also names
 causes of its own (`failure.causes`: the OOM killer behind a rank killed by signal 9),
-weighed alike. The shares of these weights are the candidates' confidences, capped at
+weighed alike; a generic cause (a timeout) is a candidate only where a failure section
+names it. The frameworks the logs show are those whose paths or modules they print
+(`kb.diagnosis.analyzers.setting`) and those whose catalogued messages the symptom's
+lines are (the vocabulary's `frameworks.libraries`: a c10d store message is PyTorch's).
+Equal weights break by the cause's own weak evidence, then its prior, then its id.
+The shares of these weights are the candidates' confidences, capped at
 `SYMPTOM_MAX` (below the "likely" threshold): the first `TOP` are reported, marked `basis: symptom`,
 with the symptom's lines as evidence and its cheapest question as the next step. A
 cause without traits is only weighed by its prior (and its framework).
@@ -105,6 +110,20 @@ def _factor(observation: str, traits: list[str], vocab: VocabularySpec) -> float
     return vocab.observations.get(observation)
 
 
+def _libraries_shown(shown: dict[str, list[Evidence]], vocab: VocabularySpec) -> set[str]:
+    """The frameworks whose catalogued messages the symptoms' lines are (a c10d store
+    message is PyTorch's even where no `torch.` path is printed): the catalogue's library
+    of each line, as the vocabulary's `frameworks.libraries` maps it to a rule folder."""
+    out: set[str] = set()
+    for lines in shown.values():
+        for e in lines:
+            kind, _, library = e.signature.partition("/")
+            area = vocab.framework_libraries.get(library) if kind == "catalogue" else None
+            if area:
+                out.add(area)
+    return out
+
+
 def symptom_candidates(
     rules: CompiledRules,
     shown: dict[str, list[Evidence]],
@@ -122,12 +141,14 @@ def symptom_candidates(
         spec = getattr(rules.symptoms.get(sid), "failure", None) or {}
         for cid in spec.get("causes", []):
             named.setdefault(cid, []).append(sid)
-    scored: list[tuple[float, str, str, str]] = []  # (weight, cause, symptom, why)
+    ctx.frameworks |= _libraries_shown(shown, rules.vocabulary)
+    scored: list[tuple[float, int, float, str, str, str]] = []
+    # (weight, lines of its own evidence, prior, cause, symptom, why)
     for cid, cause in rules.causes.items():
         explains = [s for s in cause.symptoms if s in shown]
         explains += [s for s in named.get(cid, []) if s not in explains]
-        if cause.generic or not explains:
-            continue
+        if not explains or (cause.generic and cid not in named):
+            continue  # a generic cause only where a failure section names it
         base, basis = (
             (partial[cid][0], "its own weak evidence")
             if cid in partial
@@ -143,13 +164,15 @@ def symptom_candidates(
         for factor, reason in ctx.factors(cause.traits, cause.area, rules.vocabulary):
             weight *= factor
             parts.append(f"{reason}: x{factor:g}")
-        scored.append((weight, cid, explains[0], "; ".join(parts)))
-    total = sum(w for w, *_ in scored)
+        own_lines = len(partial[cid][1]) if cid in partial else 0
+        scored.append((weight, own_lines, cause.prior, cid, explains[0], "; ".join(parts)))
+    total = sum(t[0] for t in scored)
     if total <= 0:
         return []
-    scored.sort(key=lambda t: (-t[0], t[1]))
+    # equal weights (to rounding) break by the cause's own evidence, then its prior, then id
+    scored.sort(key=lambda t: (-round(t[0], 9), -t[1], -t[2], t[3]))
     out: list[CauseResult] = []
-    for weight, cid, sid, why in scored[:TOP]:
+    for weight, _, _, cid, sid, why in scored[:TOP]:
         share = weight / total
         if out and share < MIN_SHARE:
             break

@@ -78,6 +78,7 @@ class VocabularySpec:
     framework_areas: list[str] = field(default_factory=list)
     framework_shown: float = 1.0
     framework_not_shown: float = 1.0
+    framework_libraries: dict[str, str] = field(default_factory=dict)  # catalogue -> area
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> VocabularySpec:
@@ -251,6 +252,7 @@ def _vocabulary(vocab: Any) -> VocabularySpec:
         framework_areas=list(fw.areas),
         framework_shown=float(fw.shown),
         framework_not_shown=float(fw.not_shown),
+        framework_libraries=dict(getattr(fw, "libraries", {})),
     )
 
 

@@ -79,11 +79,21 @@ def _unnamed(
             return diag
     if len(short) > SHORT_LINES:
         return None
+    pasted = None  # a one-to-three-line paste: its lone exception line is the failure
+    if len(short) <= PASTED_LINES:
+        lines = {(f, n) for f, n, _ in short}
+        pasted = rank(rules, outcome.results, reports, facts, seen, lines)
     from kb.diagnosis.approximate import approximate_causes
 
-    diag = rank(rules, outcome.results, reports, facts)
-    diag.causes = approximate_causes(rules, short, facts, catalogue)
-    return diag if diag.causes else None
+    diag = pasted or rank(rules, outcome.results, reports, facts)
+    close = approximate_causes(rules, short, facts, catalogue)
+    if close:  # a known message close to the paste names more than its exception
+        diag.causes = close
+        diag.symptoms = list(
+            dict.fromkeys([*diag.symptoms, *(c.symptom for c in close if c.symptom)])
+        )
+        return diag
+    return diag if diag.causes or diag.failure is not None else None
 
 
 def diagnose_paths(
@@ -140,6 +150,7 @@ def diagnose_lines(
 
 
 KEEP = 64 * 1024  # bytes of each input kept: a short input is kept whole
+PASTED_LINES = 3  # an input this short is a paste: its lone exception line is a failure
 SHORT_LINES = 5  # kb.diagnosis.approximate.SHORT_LINES (not imported unless needed)
 
 

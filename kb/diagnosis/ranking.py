@@ -103,10 +103,14 @@ def rank(
     reports: list[Report],
     facts: Facts,
     seen: dict[str, list[Evidence]] | None = None,
+    pasted: set[tuple[str, int]] | None = None,
 ) -> Diagnosis:
     """Rank what fired; `seen` adds lines of failure symptoms found elsewhere (symptom id
-    -> lines: the message catalogue's)."""
+    -> lines: the message catalogue's). `pasted` holds the (file, line) of an input that is
+    only one to three lines: a lone `ValueError: ...` pasted there IS the failure, where a
+    failure counted only on a traceback's final line (`in_traceback`) would drop it."""
     diag = Diagnosis()
+    pasted = pasted or set()
     context = facts.get("context")
     pieces: dict[str, list[Piece]] = {}
     for (rid, _sid), r in results.items():
@@ -144,7 +148,9 @@ def rank(
             spec = failure.spec_of(rules, rid)
             if spec is not None:  # only the lines that do show a failure
                 for p in ps:
-                    p.evidence = failure.vet(spec, p.evidence, context, facts.get("completed"))
+                    kept = [e for e in p.evidence if (e.file, e.line) in pasted]
+                    rest = [e for e in p.evidence if (e.file, e.line) not in pasted]
+                    p.evidence = kept + failure.vet(spec, rest, context, facts.get("completed"))
                 ps = [p for p in ps if p.evidence]
             if fires(p.alone for p in ps):
                 diag.symptoms.append(rid)

@@ -68,6 +68,10 @@ class FrameworkWeights(Strict):
     not_shown: float = Field(
         1.0, gt=0, description="factor when they show frameworks, but not the cause's"
     )
+    libraries: dict[str, str] = Field(
+        default_factory=dict,
+        description="message catalogue library -> the framework area its messages show",
+    )
 
 
 class VocabularyFile(Strict):

@@ -177,7 +177,12 @@ def test_a_cause_the_log_proves_still_ranks_first_beside_the_failure(shipped: An
         "Installing signal handlers for SIGSEGV and SIGBUS",
         "CUDA_LAUNCH_BLOCKING=1 python train.py",
         "There was an Error: see above",
-        "ValueError: shown in the docs as an example, never raised",  # no traceback
+        # no traceback, in a longer text (pasted alone, one to three lines, it IS a failure:
+        # tests/diagnosis/test_candidate_order.py)
+        "The docs list the errors a bad config gives, for example:\n"
+        "ValueError: shown in the docs as an example, never raised\n"
+        "Check the config file first.\nThen check the data path.\n"
+        "Then check the versions.\nThen ask on the forum.",
         "INFO:torch.distributed.elastic.agent.server.api:[default] worker group successfully "
         "finished. Waiting 300 seconds for other agents to finish.",
     ],

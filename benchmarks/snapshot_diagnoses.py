@@ -5,8 +5,8 @@ leaves every diagnosis byte-identical (the `seconds` timing aside).
     python benchmarks/snapshot_diagnoses.py OUT.json            # take a snapshot
     python benchmarks/snapshot_diagnoses.py OUT.json --compare BEFORE.json
 
-Runs the CLI in one process (kb.cli.main.main) over tests/data/logs and tests/heldout*/,
-so a few hundred logs take seconds rather than minutes of process starts.
+Runs the CLI in one process (kb.cli.main.main) over every log of corpora/ and tests/
+(`.log`, `.txt`), so several hundred logs take a minute rather than many of process starts.
 """
 
 from __future__ import annotations
@@ -25,10 +25,12 @@ TIMING = re.compile(r'"seconds": [0-9.e+-]+')
 
 
 def logs() -> list[Path]:
-    files = sorted((ROOT / "tests/data/logs").glob("*.log"))
-    for d in sorted(ROOT.glob("tests/heldout*")):
-        files += sorted(p for p in d.iterdir() if p.is_file() and p.suffix in (".log", ".txt"))
-    return files
+    return sorted(
+        p
+        for top in ("corpora", "tests")
+        for p in (ROOT / top).rglob("*")
+        if p.is_file() and p.suffix in (".log", ".txt") and "labels" not in p.name
+    )
 
 
 def diagnose(path: Path) -> str:

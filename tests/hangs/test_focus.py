@@ -61,6 +61,7 @@ def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     return code, capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_each_real_capture_names_its_rank_and_host_in_values_evidence_and_fixes(
     capsys: pytest.CaptureFixture[str],
     private_cache: Path,
@@ -108,6 +109,7 @@ def test_a_loopback_host_is_a_node_only_when_it_is_the_only_one() -> None:
     assert not node_matches("10.0.0.1", ["10.0.0.12/24"], only_one=False)
 
 
+@pytest.mark.slow
 def test_the_dead_rank_shows_that_a_process_was_killed(
     shipped: Any, handed_over: Callable[[str], list[str]]
 ) -> None:
@@ -119,6 +121,7 @@ def test_the_dead_rank_shows_that_a_process_was_killed(
     assert "process-killed" not in sleep.symptoms  # the sleeping rank did not die
 
 
+@pytest.mark.slow
 def test_the_walk_names_the_focus_and_asks_for_the_checks_on_that_host_first(
     capsys: pytest.CaptureFixture[str], private_cache: Path, corpus: Path
 ) -> None:
@@ -136,6 +139,7 @@ def test_the_walk_names_the_focus_and_asks_for_the_checks_on_that_host_first(
     assert "focus: the hang starts at rank 2 on host 127.0.0.1" in text
 
 
+@pytest.mark.slow
 def test_the_batch_walk_runs_the_dead_hosts_checks_first_and_its_survey_decides(
     capsys: pytest.CaptureFixture[str], private_cache: Path, tmp_path: Path
 ) -> None:
@@ -152,6 +156,7 @@ def test_the_batch_walk_runs_the_dead_hosts_checks_first_and_its_survey_decides(
     assert json.loads(out)["causes"][0]["id"] == "nccl-timeout-hang"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "planted, cause",
     [
@@ -181,6 +186,7 @@ def test_report_puts_the_cause_found_on_the_hung_host_first(
     assert note["id"] == "hang-focus" and f"(surveyed as gpu03): {cause}" in note["text"]
 
 
+@pytest.mark.slow
 def test_report_says_when_the_hung_host_was_not_surveyed(
     capsys: pytest.CaptureFixture[str], private_cache: Path, tmp_path: Path, corpus: Path
 ) -> None:

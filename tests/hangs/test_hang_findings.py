@@ -15,6 +15,8 @@ import pytest
 from kb.diagnosis.engine import diagnose_paths, diagnose_text
 from kb.diagnosis.hangs.unpickle import loads_plain
 
+pytestmark = pytest.mark.slow  # each test diagnoses real inputs with the shipped rules
+
 
 def _cause(diag: Any, cause_id: str) -> dict[str, Any]:
     found = {c["id"]: c for c in diag.to_json()["causes"]}

@@ -3,6 +3,7 @@ the values extracted, the explanation, checks and fixes with the values filled i
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -22,6 +23,7 @@ from kb.rules.schema.models import text_of
 from kb.util.textsafe import markdown_text, safe_line
 
 BAR = 10
+SUMMARY_SYMPTOMS = 2  # symptoms named in the summary line; the rest counted
 
 
 def confidence_bar(p: float) -> str:
@@ -100,10 +102,15 @@ class DiagnosisScreen(SessionScreen):
             found = f"{n} likely cause{'s' if n != 1 else ''}"
         syms = [text_of(self.kb.symptoms[s].title) for s in d.symptoms if s in self.kb.symptoms]
         hint = " · w: walk to the fix" if (d.causes or syms) else " · Esc: back, pick a symptom"
+        # at 80x24 the summary keeps to about two lines: the title has the whole path, and
+        # the symptoms past the second are counted (the walk's path line names them all)
+        shown = ", ".join(syms[:SUMMARY_SYMPTOMS]) + (
+            f" and {len(syms) - SUMMARY_SYMPTOMS} more" if len(syms) > SUMMARY_SYMPTOMS else ""
+        )
         self.query_one("#diag-summary", Static).update(
             plain_line(
-                f"{found} in {name} ({d.stats.lines:,} lines)"
-                + (f" · symptom: {', '.join(syms)}" if syms else "")
+                f"{found} in {Path(name).name or name} ({d.stats.lines:,} lines)"
+                + (f" · symptom: {shown}" if syms else "")
                 + hint
             )
         )

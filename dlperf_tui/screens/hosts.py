@@ -48,7 +48,7 @@ class HostsScreen(ModalScreen[None]):
             yield Label("Where checks run (Enter picks; Del removes)", classes="dialog-title")
             yield OptionList(id="host-list")
             yield Input(
-                placeholder="add nodes: [user@]name[:port], e.g. gpu[01-04] or root@10.0.0.12:2222",
+                placeholder="nodes: [user@]name[:port], e.g. gpu[01-04] or root@10.0.0.12:2222",
                 id="host-add",
             )
             with Horizontal(classes="hosts-options"):

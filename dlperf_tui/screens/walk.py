@@ -91,7 +91,8 @@ class WalkScreen(SessionScreen):
         with Horizontal(id="walk-body"):
             with Vertical(id="step-pane"):
                 yield Static(id="step-why")
-                yield Static(id="step-text")
+                with VerticalScroll(id="step-scroll"):  # a long command never hides the answers
+                    yield Static(id="step-text")
                 yield OptionList(id="answers")
             with VerticalScroll(id="cause-pane"):
                 yield Static(f"Causes, {LIKELIHOOD} (✔ confirmed, ✘ ruled out)", id="cause-title")

@@ -26,21 +26,30 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kb.diagnosis import rawbytes, reader
-from kb.diagnosis.analyzers import default_analyzers
-from kb.diagnosis.analyzers.base import Analyzer, Tap
+from kb.diagnosis.analyzers.base import Analyzer
 from kb.diagnosis.compiled import CompiledRules
 from kb.diagnosis.decorations import content_start
 from kb.diagnosis.lines import end_lines
 from kb.diagnosis.logical import Logical
 from kb.diagnosis.matching import SignatureMatcher, SignatureResult
-from kb.diagnosis.plan import plan_for
+from kb.diagnosis.plan import LogVeto, MatcherLine, PlannedTap, TapLine, plan_for
 from kb.diagnosis.scanner import line_at
 from kb.diagnosis.unwrap import Unwrapper
 
 Progress = Callable[[int, "int | None", str], None]  # (bytes done, bytes total, file)
-Follow = tuple[Analyzer, str, int, bool]  # (analyzer, tap, lines still to give, strip them)
 TAIL_LINES = 40  # the last lines of each log given to the analyzers
 VETO_FLOOD = 256  # vetoed lines after which the veto index drops a signature's lines
+
+
+@dataclass(frozen=True)
+class Follow:
+    """An analyzer that still wants `left` lines after its tap line (their content
+    only, with `strip`: the tap is anchored at a line start)."""
+
+    analyzer: Analyzer
+    tap: str
+    left: int
+    strip: bool
 
 
 @dataclass
@@ -67,9 +76,8 @@ class Session:
         self.patterns = plan.patterns
         self.consumers = plan.consumers
         self._matchers: dict[int, SignatureMatcher] = {}
-        self.analyzers = default_analyzers()
+        self.analyzers = plan.new_analyzers()
         self.scanner = plan.scanner if fast else None
-        self.tap_rx = plan.tap_rx if not fast else []
         self._follow: list[Follow] = []
         self._tail: list[tuple[int, str]] = []
         self._unwrap = Unwrapper()
@@ -82,23 +90,23 @@ class Session:
 
     def wanted(self, pid: int) -> bool:
         """Whether some consumer of pattern `pid` still needs the lines it matches."""
-        for kind, idx, arg in self.consumers[pid]:
-            if kind == "t":
-                if self.analyzers[idx].wants(arg.id):
+        for c in self.consumers[pid]:
+            if isinstance(c, TapLine):
+                if self.analyzers[c.planned.analyzer].wants(c.planned.tap.id):
                     return True
-            elif self._needs(kind, idx, arg):
+            elif self._needs(c):
                 return True
         return False
 
-    def _needs(self, kind: str, si: int, mi: Any) -> bool:
-        """Whether signature `si` needs lines of its matcher `mi` (or of its log vetoes):
-        not once that matcher holds its maximum of hits or the signature is vetoed."""
-        sm = self._matchers.get(si)
+    def _needs(self, c: MatcherLine | LogVeto) -> bool:
+        """Whether the signature needs lines of this matcher (or of its log vetoes): not
+        once the matcher holds its maximum of hits or the signature is vetoed."""
+        sm = self._matchers.get(c.sig)
         if sm is None:
             return True
         if sm.vetoed:
             return False
-        return kind == "v" or sm.needs(mi)
+        return isinstance(c, LogVeto) or sm.needs(c.matcher)
 
     # ------------------------------------------------------------ running
 
@@ -202,7 +210,10 @@ class Session:
         diverted: dict[int, tuple[int, ...]] = {}
         for si, key in flooded.items():
             for pid in self.plan.pids_of[si]:
-                if all(k == "m" and flooded.get(i) == key for k, i, _ in self.consumers[pid]):
+                if all(
+                    isinstance(c, MatcherLine) and flooded.get(c.sig) == key
+                    for c in self.consumers[pid]
+                ):
                     diverted[pid] = key
         self._scan(block, lambda pid: pid not in diverted and self.wanted(pid))
         for key in sorted(set(diverted.values())):
@@ -225,29 +236,29 @@ class Session:
                 matcher(si).feed(line_no, text, only=only, log_vetoes=si in vetoes)
             if len(taps) > 1:
                 taps.sort(key=_tap_order)
-            for ai, tap in taps:
-                deliver(ai, tap, line_no, start, text, block)
+            for planned in taps:
+                deliver(planned, line_no, start, text, block)
 
     def _route(
         self, pids: Iterable[int]
-    ) -> tuple[dict[int, list[int]], set[int], list[tuple[int, Tap]]]:
+    ) -> tuple[dict[int, list[int]], set[int], list[PlannedTap]]:
         """Who takes a candidate line, from the patterns it matched: each signature that
         still wants it (with the matchers it may fire), the signatures whose log vetoes
         it may fire, and the analyzers' taps."""
         sigs: dict[int, list[int]] = {}
         vetoes: set[int] = set()
-        taps: list[tuple[int, Tap]] = []
+        taps: list[PlannedTap] = []
         for pid in pids:
-            for kind, idx, arg in self.consumers[pid]:
-                if kind == "t":
-                    taps.append((idx, arg))
-                elif not self._needs(kind, idx, arg):
+            for c in self.consumers[pid]:
+                if isinstance(c, TapLine):
+                    taps.append(c.planned)
+                elif not self._needs(c):
                     continue
-                elif kind == "v":
-                    vetoes.add(idx)
-                    sigs.setdefault(idx, [])
+                elif isinstance(c, LogVeto):
+                    vetoes.add(c.sig)
+                    sigs.setdefault(c.sig, [])
                 else:
-                    sigs.setdefault(idx, []).append(arg)
+                    sigs.setdefault(c.sig, []).append(c.matcher)
         return sigs, vetoes, taps
 
     def _flooded(self) -> dict[int, tuple[int, ...]]:
@@ -282,36 +293,37 @@ class Session:
     def _reference_line(self, n: int, start: int, text: str, block: reader.Block) -> None:
         for si in range(len(self.specs)):
             self.matcher(si).feed(n, text)
-        for ai, taps in enumerate(self.tap_rx):
-            for tap, rx in taps:
-                if rx is None:
-                    continue
-                if (ai, tap.id) in self.plan.anchored_taps or rx.search(text):
-                    self._tap(ai, tap, n, start, text, block)
+        for planned in self.plan.taps:
+            if planned.rx is None:
+                continue
+            if planned.line_anchored or planned.rx.search(text):
+                self._tap(planned, n, start, text, block)
 
-    def _tap_text(self, ai: int, tap: Tap, text: str) -> str | None:
+    def _tap_text(self, planned: PlannedTap, text: str) -> str | None:
         """The text an analyzer gets for a tapped line: the line, or for a tap anchored
         at a line start that matches only past the line's decorations, its content."""
-        rx = self.plan.anchored_taps.get((ai, tap.id))
+        rx = planned.anchored
         if rx is None or rx.search(text):
             return text
         at = content_start(text)
         return text[at:] if at and rx.search(text[at:]) else None
 
     def _tap(
-        self, ai: int, tap: Tap, line_no: int, start: int, text: str, block: reader.Block
+        self, planned: PlannedTap, line_no: int, start: int, text: str, block: reader.Block
     ) -> None:
-        a = self.analyzers[ai]
+        a, tap = self.analyzers[planned.analyzer], planned.tap
         if not a.wants(tap.id):
             return
-        shown = self._tap_text(ai, tap, text)
+        shown = self._tap_text(planned, text)
         if shown is None:
             return
         a.deliver(tap.id, line_no, shown)
         if tap.follow:
-            strip = (ai, tap.id) in self.plan.anchored_taps
+            strip = planned.line_anchored
             end = block.data.find(b"\n", start, block.hi)
-            self._deliver_follow([(a, tap.id, tap.follow, strip)], block, end + 1, line_no + 1)
+            self._deliver_follow(
+                [Follow(a, tap.id, tap.follow, strip)], block, end + 1, line_no + 1
+            )
 
     def _deliver_follow(
         self, pending: list[Follow], block: reader.Block, pos: int, first: int
@@ -319,24 +331,24 @@ class Session:
         """Give analyzers the lines from offset `pos` on (those that follow their tap
         line; their content when the tap is anchored); what the block cannot give yet is
         carried to the next block."""
-        need = max(left for _, _, left, _ in pending)
+        need = max(f.left for f in pending)
         lines: list[str] = []
         data, hi = block.data, block.hi
         while len(lines) < need and pos < hi:
             end = data.find(b"\n", pos, hi)
             lines.append(reader.decode_line(data[pos:end]))
             pos = end + 1
-        for a, tap, left, strip in pending:
-            for i, text in enumerate(lines[:left]):
-                a.deliver(
-                    tap + ":follow", first + i, text[content_start(text) :] if strip else text
+        for f in pending:
+            for i, text in enumerate(lines[: f.left]):
+                f.analyzer.deliver(
+                    f.tap + ":follow", first + i, text[content_start(text) :] if f.strip else text
                 )
-            if left > len(lines):
-                self._follow.append((a, tap, left - len(lines), strip))
+            if f.left > len(lines):
+                self._follow.append(Follow(f.analyzer, f.tap, f.left - len(lines), f.strip))
 
 
-def _tap_order(t: tuple[int, Tap]) -> tuple[int, str]:
-    return t[0], t[1].id
+def _tap_order(t: PlannedTap) -> tuple[int, str]:
+    return t.analyzer, t.tap.id
 
 
 def _only(pids: set[int], wanted: Callable[[int], bool]) -> Callable[[int], bool]:

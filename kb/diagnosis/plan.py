@@ -16,11 +16,12 @@ at them; only vetoes whose automaton hit proves the veto (`line_exact`) take par
 
 from __future__ import annotations
 
-from functools import cache
+from dataclasses import dataclass
+from functools import cache, cached_property
 from typing import Any
 
 from kb.diagnosis.analyzers import default_analyzers
-from kb.diagnosis.analyzers.base import Tap
+from kb.diagnosis.analyzers.base import Analyzer, Tap
 from kb.diagnosis.compiled import CompiledRules
 from kb.diagnosis.decorations import (
     has_line_anchor,
@@ -54,6 +55,48 @@ def exact_pattern(m: MatcherSpec) -> Pattern | None:
     if m.type == "regex" and not m.where and line_exact(m.pattern):  # bounds: not proven
         return Pattern(m.pattern, m.ignore_case)
     return None
+
+
+@dataclass(frozen=True)
+class PlannedTap:
+    """An analyzer's tap as the plan scans for it: which analyzer (its place in
+    `Plan.analyzer_kinds`, and so in every session's analyzers) and, for a tap anchored
+    at a line start, that anchored pattern, checked on the line and then its content."""
+
+    analyzer: int
+    tap: Tap
+    line_anchored: bool = False  # the tap's pattern is anchored at a line start
+    anchored: Any = None  # that anchored pattern as RE2 (None: RE2 does not take it)
+
+    @cached_property
+    def rx(self) -> Any:
+        """The tap as RE2, for the reference path (None: RE2 does not take it)."""
+        return _compile_tap(self.tap)
+
+
+@dataclass(frozen=True)
+class MatcherLine:
+    """Matcher `matcher` of signature `sig` (its place in `Plan.specs`) takes the lines."""
+
+    sig: int
+    matcher: int
+
+
+@dataclass(frozen=True)
+class LogVeto:
+    """The log-scope vetoes of signature `sig` take the lines."""
+
+    sig: int
+
+
+@dataclass(frozen=True)
+class TapLine:
+    """An analyzer's tap takes the lines."""
+
+    planned: PlannedTap
+
+
+Consumer = MatcherLine | LogVeto | TapLine
 
 
 class VetoIndex:
@@ -104,39 +147,53 @@ class Plan:
         self.specs = rules.signatures()
         self.patterns: list[Pattern] = []
         self._index: dict[Pattern, int] = {}
-        # pid -> consumers: ("m", sig, matcher index) | ("v", sig, -1) | ("t", analyzer, tap)
-        self.consumers: list[list[tuple[str, int, Any]]] = []
+        self.consumers: list[list[Consumer]] = []  # pattern id -> who takes its lines
         veto_patterns: list[Pattern] = []
         veto_ids: dict[Pattern, int] = {}
         by_sig: dict[int, list[int]] = {}
         self.pids_of: list[list[int]] = []  # signature index -> its matchers' pattern ids
         for si, (_rid, spec) in enumerate(self.specs):
             self.pids_of.append(
-                [self._consume(prefilter(m), ("m", si, mi)) for mi, m in enumerate(spec.matchers)]
+                [
+                    self._consume(prefilter(m), MatcherLine(si, mi))
+                    for mi, m in enumerate(spec.matchers)
+                ]
             )
             for v in spec.unless:
                 if v.scope == "log":
-                    self._consume(prefilter(v), ("v", si, -1))
+                    self._consume(prefilter(v), LogVeto(si))
                 elif (p := exact_pattern(v)) is not None:
                     vid = veto_ids.setdefault(p, len(veto_patterns))
                     if vid == len(veto_patterns):
                         veto_patterns.append(p)
                     by_sig.setdefault(si, []).append(vid)
-        self.anchored_taps: dict[tuple[int, str], Any] = {}  # checked on a line's content
-        for ai, a in enumerate(default_analyzers()):
+        analyzers = default_analyzers()
+        # the analyzers' classes in their order: a session's analyzers are made from them
+        self.analyzer_kinds: tuple[type[Analyzer], ...] = tuple(type(a) for a in analyzers)
+        self.taps: list[PlannedTap] = []
+        for ai, a in enumerate(analyzers):
             for tap in a.taps:
                 pattern = tap.pattern
+                planned = PlannedTap(ai, tap)
                 if has_line_anchor(pattern):
-                    self.anchored_taps[(ai, tap.id)] = _compile_tap(tap)
+                    planned = PlannedTap(ai, tap, True, _compile_tap(tap))
                     pattern = without_line_anchors(pattern)
-                self._consume(Pattern(pattern, tap.ignore_case, tap.frequent), ("t", ai, tap))
+                self.taps.append(planned)
+                self._consume(Pattern(pattern, tap.ignore_case, tap.frequent), TapLine(planned))
         self.use_hyperscan = use_hyperscan
         exact = {si: tuple(sorted(set(v))) for si, v in by_sig.items()}
         self.vetoes = VetoIndex(veto_patterns, exact, use_hyperscan)
         self._scanner: Scanner | None = None
-        self._tap_rx: list[list[tuple[Tap, Any]]] | None = None
 
-    def _consume(self, pattern: Pattern, consumer: tuple[str, int, Any]) -> int:
+    def new_analyzers(self) -> list[Analyzer]:
+        """Fresh analyzers, in the order `PlannedTap.analyzer` indexes (checked: a plan
+        made before the analyzers changed would give lines to the wrong ones)."""
+        analyzers = default_analyzers()
+        if tuple(type(a) for a in analyzers) != self.analyzer_kinds:
+            raise RuntimeError("the analyzers changed after the scan plan was made")
+        return analyzers
+
+    def _consume(self, pattern: Pattern, consumer: Consumer) -> int:
         pid = self._index.get(pattern)
         if pid is None:
             pid = self._index[pattern] = len(self.patterns)
@@ -150,17 +207,12 @@ class Plan:
         if self._scanner is None:
             # matchers confirm each candidate line; analyzer taps trust theirs
             approximate = frozenset(
-                pid for pid, cons in enumerate(self.consumers) if all(k != "t" for k, _, _ in cons)
+                pid
+                for pid, cons in enumerate(self.consumers)
+                if not any(isinstance(c, TapLine) for c in cons)
             )
             self._scanner = Scanner(self.patterns, self.use_hyperscan, approximate)
         return self._scanner
-
-    @property
-    def tap_rx(self) -> list[list[tuple[Tap, Any]]]:
-        """Each analyzer's taps as RE2 regexes, for the reference path."""
-        if self._tap_rx is None:
-            self._tap_rx = [[(t, _compile_tap(t)) for t in a.taps] for a in default_analyzers()]
-        return self._tap_rx
 
 
 def plan_for(rules: CompiledRules, use_hyperscan: bool = True) -> Plan:

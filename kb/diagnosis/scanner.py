@@ -12,7 +12,9 @@ Two levels per block of about 1 MB:
    signature with fewer than its maximum hits, an analyzer below its cap), RE2 with
    `never_nl` lists the lines it matches.
 The result is a superset of the lines any matcher could fire on; `kb.diagnosis.matching`
-confirms each one. The compiled hyperscan database is cached on disk by its patterns.
+confirms each one. The compiled hyperscan databases (the block-level one and each
+pattern's line-level one, which a log needs by the hundred) are cached on disk by their
+patterns: building them cost seconds per process.
 """
 
 from __future__ import annotations
@@ -211,7 +213,9 @@ class Scanner:
         return spans
 
     def _line_db(self, pid: int) -> Any:
-        """A hyperscan database of the one pattern, reporting every match (lazily built)."""
+        """A hyperscan database of the one pattern, reporting every match: built when
+        first needed, cached on disk (a build costs milliseconds, a log may need a
+        hundred)."""
         if pid in self._line_dbs:
             return self._line_dbs[pid]
         db = None
@@ -220,19 +224,35 @@ class Scanner:
             import hyperscan
 
             flags = hyperscan.HS_FLAG_MULTILINE | (hyperscan.HS_FLAG_CASELESS if p.caseless else 0)
-            db = None
             tries = (
                 [flags, flags | hyperscan.HS_FLAG_PREFILTER] if pid in self.approximate else [flags]
             )
-            for f in tries:
-                db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-                try:
-                    db.compile(expressions=[p.regex.encode()], ids=[pid], elements=1, flags=[f])
-                    break
-                except Exception:  # hyperscan.error: leave this pattern to RE2
-                    db = None
+            db = _line_database(hyperscan, p.regex.encode(), pid, tries)
         self._line_dbs[pid] = db
         return db
+
+
+def _line_database(hyperscan: Any, expr: bytes, pid: int, tries: list[int]) -> Any:
+    """The one-pattern database of `expr` with the first of the flags `tries` hyperscan
+    takes (None when it takes none: RE2 finds the lines), from the disk cache when there."""
+    key = hashlib.blake2b(digest_size=16)
+    key.update(repr(("line", getattr(hyperscan, "__version__", "?"), expr, pid, tries)).encode())
+    name = "line-" + key.hexdigest()
+    cached = _load_db(hyperscan, name)
+    if cached is not None:
+        db, kept = cached
+        return db if kept else None
+    db = None
+    for f in tries:
+        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        try:
+            db.compile(expressions=[expr], ids=[pid], elements=1, flags=[f])
+            break
+        except Exception:  # hyperscan.error: leave this pattern to RE2
+            db = None
+    if db is not None:
+        _save_db(hyperscan, name, db, [pid])
+    return db
 
 
 def line_at(data: bytes, start: int) -> bytes:

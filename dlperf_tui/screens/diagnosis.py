@@ -23,7 +23,7 @@ from kb.rules.schema.models import text_of
 from kb.util.textsafe import markdown_text, safe_line
 
 BAR = 10
-SUMMARY_SYMPTOMS = 2  # symptoms named in the summary line; the rest counted
+SUMMARY_SYMPTOMS = 1  # symptoms named in the summary line; the rest counted
 
 
 def confidence_bar(p: float) -> str:
@@ -103,7 +103,7 @@ class DiagnosisScreen(SessionScreen):
         syms = [text_of(self.kb.symptoms[s].title) for s in d.symptoms if s in self.kb.symptoms]
         hint = " · w: walk to the fix" if (d.causes or syms) else " · Esc: back, pick a symptom"
         # at 80x24 the summary keeps to about two lines: the title has the whole path, and
-        # the symptoms past the second are counted (the walk's path line names them all)
+        # the symptoms past the first are counted (the walk's path line names them all)
         shown = ", ".join(syms[:SUMMARY_SYMPTOMS]) + (
             f" and {len(syms) - SUMMARY_SYMPTOMS} more" if len(syms) > SUMMARY_SYMPTOMS else ""
         )

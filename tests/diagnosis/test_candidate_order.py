@@ -94,7 +94,9 @@ def test_equal_weights_break_by_evidence_then_prior_then_id() -> None:
     tied = [c.id for c in first.causes if c.confidence == first.causes[0].confidence]
     assert len(tied) >= 2, "the nccl-tests line ties two causes on their prior"
     last = tied[-1]
-    own = {last: (cr.causes[last].prior, [ev], {})}
+    own: dict[str, tuple[float, list[Evidence], dict[str, str]]] = {
+        last: (cr.causes[last].prior, [ev], {})
+    }
     out = symptom_candidates(cr, {sid: [ev]}, own, {})
     assert out[0].id == last
 

@@ -50,7 +50,9 @@ class DlperfHelpApp(App[int]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # noqa: RUF012 (typed by Textual)
     COMMANDS = App.COMMANDS | {KnowledgeCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("f1,question_mark", "help", "Help", key_display="?"),
+        Binding(
+            "f1,question_mark", "help", "Help", key_display="F1"
+        ),  # ? types in a text box; F1 never
         # ctrl+q quits everywhere (a text box takes `q` as a letter), and says so
         Binding("ctrl+q", "quit", "Quit", key_display="^q", priority=True),
         Binding("q", "quit", "Quit", show=False),
@@ -359,7 +361,7 @@ class DlperfHelpApp(App[int]):
         from dlperf_tui import fixscript
         from dlperf_tui.screens.dialogs import ValuesScreen
 
-        if not (fix.commands if commands is None else commands):
+        if not (fixscript.chosen(fix, params) if commands is None else commands):
             self.notify("This fix has no command to copy; read its steps.")
             return
         need = fixscript.needed(fix, params, commands)

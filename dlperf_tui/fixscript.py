@@ -11,8 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kb.rules.fixchoice import applies
 from kb.rules.placeholders import fill_command, names_in, refused
 from kb.rules.schema.models import Fix, FixCommand
+
+
+def chosen(fix: Fix, params: dict[str, str]) -> list[FixCommand]:
+    """The fix's commands for these values (`applies_if`, as `diagnose` and `check` choose
+    them): a TensorFlow build of Horovod is never handed the MXNet reinstall line."""
+    return [cmd for cmd in fix.commands if applies(cmd.applies_if, params)]
 
 
 @dataclass(frozen=True)
@@ -28,9 +35,9 @@ class Needed:
 def needed(
     fix: Fix, params: dict[str, str], commands: list[FixCommand] | None = None
 ) -> list[Needed]:
-    """The values `commands` (default: all the fix's) still need, in order of appearance."""
+    """The values `commands` (default: the fix's chosen for `params`) still need, in order."""
     out: dict[str, Needed] = {}
-    for cmd in fix.commands if commands is None else commands:
+    for cmd in chosen(fix, params) if commands is None else commands:
         why = {
             msg.split(":", 1)[0].strip("{}"): msg for msg in refused(cmd.run, params, fix.params)
         }  # refused() says "{name}: why"
@@ -50,8 +57,8 @@ def needed(
 def script(fix: Fix, params: dict[str, str], commands: list[FixCommand] | None = None) -> str:
     """The commands, one a line, each built by `fill_command`; KeyError or ValueError (from
     the builder) when a value is missing or refused: ask `needed` first."""
-    chosen = fix.commands if commands is None else commands
-    return "\n".join(fill_command(cmd.run, params, fix.params) for cmd in chosen)
+    picked = chosen(fix, params) if commands is None else commands
+    return "\n".join(fill_command(cmd.run, params, fix.params) for cmd in picked)
 
 
 def refusal(fix: Fix, name: str, value: str) -> str | None:

@@ -200,9 +200,14 @@ class DiagnosisScreen(SessionScreen):
     # ------------------------------------------------------------ actions
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        found = bool(self.diagnosis.causes)
+        diag = self.session.diagnosis  # None once a walk from a symptom replaced it
+        if diag is None and action in ("walk", "open_log", "copy_fix"):
+            return False
+        if diag is None:
+            return super().check_action(action, parameters)
+        found = bool(diag.causes)
         if action == "walk":
-            return found or bool(self.diagnosis.symptoms)
+            return found or bool(diag.symptoms)
         if action in ("open_log", "copy_fix"):
             return found
         return super().check_action(action, parameters)

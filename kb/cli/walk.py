@@ -222,12 +222,15 @@ def _document(walk: Any, end: Any) -> dict[str, Any]:
 
 
 def _text(doc: dict[str, Any]) -> str:
+    from kb.diagnosis.percent import percent
     from kb.util.textsafe import safe_line
 
     lines = [f"end: {doc['end']}" + (f" at {doc['cause']}" if doc["cause"] else "")]
+    if doc["causes"]:
+        lines.append("likelihood now:")  # the walk's word for its number, as in the TUI
     for c in doc["causes"][:8]:
         why = f" — {c['why'][-1]}" if c["why"] else ""
-        lines.append(f"  {c['p']:6.1%}  {c['status']:<9} {c['id']}{why}")
+        lines.append(f"  {percent(c['p']):>4}  {c['status']:<9} {c['id']}{why}")
     if doc["steps"]:
         lines.append("steps:")
         lines += [f"  {s}" for s in doc["steps"]]

@@ -257,21 +257,9 @@ def load_config(path: Path | None) -> Callable[[str], dict[str, Any]] | None:
         if explicit and str(path) != "/dev/null":
             raise UserError("no such SSH config file", str(path))
         return None
+    from kb.runners.sshconfig import load_ssh_config
+
     try:
         return load_ssh_config(path)
     except (OSError, ValueError) as exc:
         raise UserError(str(exc)) from None
-
-
-def load_ssh_config(path: Path) -> Callable[[str], dict[str, Any]]:
-    """`Host` lookups in an OpenSSH client config file (aliases, HostName, Port, ...)."""
-    import paramiko
-
-    try:
-        config = paramiko.SSHConfig.from_path(str(path))
-    except OSError as exc:
-        raise OSError(f"{path}: cannot read the SSH config ({exc.strerror})") from exc
-    except Exception as exc:  # paramiko raises ConfigParseError and friends
-        raise ValueError(f"{path}: cannot parse the SSH config ({exc})") from exc
-    lookup: Callable[[str], dict[str, Any]] = config.lookup
-    return lookup

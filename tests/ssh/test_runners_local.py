@@ -137,7 +137,12 @@ def test_paramiko_is_imported_only_by_the_ssh_runner_and_only_when_connecting() 
         for p in kb_dir.rglob("*.py")
         if re.search(r"^\s*(import paramiko|from paramiko)", p.read_text(), re.M)
     )
-    assert importers == ["runners/ssh.py", "runners/sshauth.py", "runners/sshexec.py"]
+    assert importers == [
+        "runners/ssh.py",
+        "runners/sshauth.py",
+        "runners/sshconfig.py",
+        "runners/sshexec.py",
+    ]
     code = "import sys, kb.checks, kb.runners.hosts, kb.runners.ssh, kb.cli.check; print(sorted(m for m in sys.modules if m.startswith('paramiko')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -31,6 +31,35 @@ def check_catalogue(kb: KnowledgeBase) -> Iterator[Issue]:
 
 
 def check_catalogue_dir(root: Path, causes: set[str]) -> Iterator[Issue]:
+    """The catalogue's issues, from a cache keyed by its content and the cause ids: parsing
+    8,000 located templates takes seconds, and every command that loads the rules lints."""
+    import contextlib
+    import hashlib
+    import json
+
+    from kb.rules.catalogue.loader import content_key
+    from kb.util.atomicfile import write_atomic
+    from kb.util.paths import cache_dir
+
+    h = hashlib.blake2b(b"catalogue-lint/1\0", digest_size=16)
+    h.update(content_key(root).encode())
+    h.update("\0".join(sorted(causes)).encode("utf-8", "surrogateescape"))
+    h.update(Path(__file__).read_bytes())  # this module's checks are part of the answer
+    cached = cache_dir() / f"catalogue-lint-{h.hexdigest()}.json"
+    try:
+        known = [Issue(**row) for row in json.loads(cached.read_text(encoding="utf-8"))]
+    except (OSError, ValueError, TypeError):
+        pass  # none yet, or unreadable: lint again
+    else:
+        yield from known
+        return
+    issues = list(_check_catalogue_dir(root, causes))
+    with contextlib.suppress(OSError):  # a cache that cannot be written is no error
+        write_atomic(cached, json.dumps([i.as_json() for i in issues]).encode("utf-8"))
+    yield from issues
+
+
+def _check_catalogue_dir(root: Path, causes: set[str]) -> Iterator[Issue]:
     from kb.rules.catalogue.loader import (
         CatalogueError,
         library_files,

@@ -269,6 +269,7 @@ print(len(cat.messages), t1 - t0, (t2 - t1) / len(LINES))
 """
 
 
+@pytest.mark.slow
 def test_loading_the_catalogue_is_fast() -> None:
     """CPU time, not wall time: the figure is the catalogue's cost, not the machine's
     load (measured: about 0.1 s to import and load from the cache)."""

@@ -66,6 +66,7 @@ def _tty(env: dict[str, str], *args: str) -> str:
     return b"".join(chunks).decode("utf-8", "replace")
 
 
+@pytest.mark.slow
 def test_in_a_pipe_problems_are_grouped_with_meaning_and_fix(env: dict[str, str]) -> None:
     proc = _pipe(env, *CHECKS)
     out = proc.stdout
@@ -84,6 +85,7 @@ def test_in_a_pipe_problems_are_grouped_with_meaning_and_fix(env: dict[str, str]
     assert "ib-port-state" in proc.stderr  # progress, as results arrive
 
 
+@pytest.mark.slow
 def test_verbose_lists_what_did_not_run_and_why(env: dict[str, str]) -> None:
     out = _pipe(env, "--verbose", *CHECKS).stdout
     [line] = [ln for ln in out.splitlines() if "(ib-port-state)" in ln]
@@ -92,6 +94,7 @@ def test_verbose_lists_what_did_not_run_and_why(env: dict[str, str]) -> None:
     assert out.splitlines()[-1].endswith("1 not run")  # no hint once verbose
 
 
+@pytest.mark.slow
 def test_passing_checks_show_with_verbose_only(env: dict[str, str]) -> None:
     args = ["--check", "dev-shm-size"]
     quiet = _pipe(env, *args)
@@ -101,6 +104,7 @@ def test_passing_checks_show_with_verbose_only(env: dict[str, str]) -> None:
     assert "/dev/shm is" in _pipe(env, "--verbose", *args).stdout
 
 
+@pytest.mark.slow
 def test_colour_on_a_terminal_and_none_with_no_color(env: dict[str, str]) -> None:
     coloured = _tty(env, *CHECKS)
     assert "\x1b[31m✗\x1b[0m" in coloured
@@ -108,6 +112,7 @@ def test_colour_on_a_terminal_and_none_with_no_color(env: dict[str, str]) -> Non
     assert "✗ gpu" in plain and not SGR.search(plain)
 
 
+@pytest.mark.slow
 def test_a_missing_module_names_it_not_python3(env: dict[str, str]) -> None:
     """python3 is installed: a check that needs a Python module it lacks says the module."""
     out = _pipe(env, "--verbose", "--check", "tfds-version-pin").stdout
@@ -115,6 +120,7 @@ def test_a_missing_module_names_it_not_python3(env: dict[str, str]) -> None:
     assert "tensorflow_datasets is not installed on this node" in out
 
 
+@pytest.mark.slow
 def test_a_missing_file_is_not_a_missing_python3(tmp_path: Path) -> None:
     """Python's own `can't open file ... No such file or directory` (exit 2) is an error
     of the check, not "python3 is not installed"; the shell's `python3: not found` is."""

@@ -124,6 +124,7 @@ def test_remote_path_check_reads_what_a_non_interactive_shell_finds(
     assert evaluate(check("mpi-remote-path"), output, exit_code).status == status
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("output", "status"),
     [
@@ -138,6 +139,7 @@ def test_docker_inspect_flags_a_bridge_container_without_published_ports(
     assert evaluate(check("docker-inspect-network"), output, 0).status == status
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("output", "status"),
     [
@@ -172,6 +174,7 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 def test_key_permissions_pass_on_a_tidy_ssh_directory(home: Path) -> None:
     assert run_check("ssh-key-permissions", {}, _env(HOME=str(home)))[0] == "pass"
 

@@ -53,6 +53,7 @@ def test_an_nvlink_topology_is_not_reported_as_slow() -> None:
     assert outcome.params["gpu0_links"].split() == ["X", "NV18"]
 
 
+@pytest.mark.slow
 def test_a_pcie_only_topology_across_sockets_is_reported_as_slow() -> None:
     out, status = recorded("topo.txt")
     pcie = out.replace("NV18", "SYS")  # the same machine as if the GPUs met through QPI/UPI
@@ -66,6 +67,7 @@ def test_peer_to_peer_reported_ok_between_the_h200s_passes() -> None:
     assert evaluate(check("gpu-p2p-status"), unsupported, status).status == "fail"
 
 
+@pytest.mark.slow
 def test_active_nvlinks_are_not_reported_down() -> None:
     out, status = recorded("nvlink.txt")
     assert evaluate(check("nvlink-inactive"), out, status).status == "pass"

@@ -27,6 +27,7 @@ def test_lanes_run_in_order_and_report_each_result_as_it_ends(tmp_path: Path) ->
     assert log.read_text() == "a\nb\nc\n"
 
 
+@pytest.mark.slow
 def test_a_tool_that_hung_is_not_asked_again_on_that_host(tmp_path: Path) -> None:
     marker = tmp_path / "asked-again"
     lanes = [[("sleep 5", 0.5), (f"touch {marker}", 5.0), ("echo other", 5.0)]]
@@ -38,6 +39,7 @@ def test_a_tool_that_hung_is_not_asked_again_on_that_host(tmp_path: Path) -> Non
     assert other.ok and other.stdout == "other\n"
 
 
+@pytest.mark.slow
 def test_a_spent_budget_cuts_the_running_command_and_skips_the_rest() -> None:
     runner = LocalRunner()
     runner.limit(time.monotonic() + 1.0, 1.0)

@@ -6,6 +6,7 @@ import subprocess
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from cluster_helpers import FIXTURES, NetnsRunner
 
 from kb.cluster import survey
@@ -44,6 +45,7 @@ def test_flannel_and_ipoib_captures() -> None:
     assert node1["ens6"]["routable"] == ["172.17.24.56/24"]  # fe80:: is not routable
 
 
+@pytest.mark.slow
 def test_this_machines_own_ip_and_sysfs_agree(tmp_path) -> None:
     """Real: `ip addr show` and /sys/class/net of the development machine, read by the survey."""
     doc = survey.collect(__import__("kb.runners.local", fromlist=["LocalRunner"]).LocalRunner())

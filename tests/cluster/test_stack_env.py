@@ -33,6 +33,7 @@ def _survey(tmp_path: Path, name: str, **env: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_only_the_stacks_variables_differ(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -51,6 +52,7 @@ def test_only_the_stacks_variables_differ(
     assert not any("TF_CLI" in f or "TF_VAR" in f for f in differ)
 
 
+@pytest.mark.slow
 def test_an_older_survey_with_terraform_variables_is_not_compared_on_them(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -45,6 +45,7 @@ def test_the_survey_script_recorded_on_the_h200_host_gives_its_facts() -> None:
     assert set(survey.FACTS) <= set(f)
 
 
+@pytest.mark.slow
 def test_every_fact_is_a_value_or_null_with_a_reason_on_this_machine() -> None:
     doc = survey.collect(LocalRunner(), timeout=120)
     facts, why = doc["facts"], doc["unavailable"]
@@ -88,6 +89,7 @@ def test_missing_tools_are_reported_as_not_installed_not_as_errors(tmp_path) -> 
     assert "error" not in doc
 
 
+@pytest.mark.slow
 def test_a_hung_tool_costs_only_its_own_section(fake_node: Callable[..., LocalRunner]) -> None:
     spec = FakeNode("slow01", extra={"nvidia-smi": "#!/bin/sh\nsleep 30\n"})
     runner = fake_node(spec)

@@ -32,6 +32,7 @@ def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
     return json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("argv", "schema"),
     [
@@ -73,6 +74,7 @@ def test_lint_items_carry_the_schema(capsys: pytest.CaptureFixture[str], tmp_pat
     assert rows and all(r["schema"] == "dlperf-help/rules-lint/1" for r in rows)
 
 
+@pytest.mark.slow
 def test_survey_and_the_report_of_it(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     survey = _json(capsys, "survey", "--json", "--timeout", "60")
     assert survey["schema"] == "dlperf-help/survey/1" and "facts" in survey
@@ -111,6 +113,7 @@ def test_fix_commands_are_filled_with_the_values_found(
     assert first["missing"] == ["installed_lib"]
 
 
+@pytest.mark.slow
 def test_score_corpus_still_reads_the_output(tmp_path: Path) -> None:
     """The shared scorer reads `causes[].id`: run it on a real corpus folder."""
     scorer = Path("/work/shared/tools/score_corpus.py")

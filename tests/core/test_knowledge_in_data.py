@@ -43,6 +43,7 @@ def _constants(tree: ast.AST) -> Iterator[tuple[int, str]]:
             yield node.lineno, node.value
 
 
+@pytest.mark.slow
 def test_no_rule_id_is_written_in_python(kb) -> None:  # type: ignore[no-untyped-def]
     ids = set(kb.causes) | set(kb.symptoms) | set(kb.fixes)
     assert len(ids) > 100
@@ -169,6 +170,7 @@ def _all_emitted() -> dict[str, list[str]]:
     return out
 
 
+@pytest.mark.slow
 def test_the_analyzers_emit_finding_names_the_source_shows() -> None:
     unknown = [u for p in _python_files() for u in emitted_names(p)[1]]
     assert unknown == [], "finding names not written as a literal or module constant"
@@ -180,6 +182,7 @@ def test_the_analyzers_emit_finding_names_the_source_shows() -> None:
     assert len(analyzers) >= 20  # every analyzer finding, none left as a cause id
 
 
+@pytest.mark.slow
 def test_every_finding_name_in_python_is_defined_and_names_a_rule(kb) -> None:  # type: ignore[no-untyped-def]
     named = {w for c in kb.causes.values() for w in c.named_by}
     named |= {w for s in kb.symptoms.values() for w in s.named_by}
@@ -190,6 +193,7 @@ def test_every_finding_name_in_python_is_defined_and_names_a_rule(kb) -> None:  
     assert unnamed == [], "findings no rule lists under named_by (they would only be notes)"
 
 
+@pytest.mark.slow
 def test_every_finding_of_the_vocabulary_is_emitted_where_it_says(kb) -> None:  # type: ignore[no-untyped-def]
     for name, word in kb.vocabulary.findings.items():
         for module in word.emitted_by:

@@ -55,6 +55,7 @@ def test_every_check_and_fix_command_is_fenced() -> None:
             assert show_command(cmd.run, {}).strip() in fenced, fix.id
 
 
+@pytest.mark.slow
 def test_no_placeholder_is_left_unresolved_and_no_raw_html_leaks() -> None:
     text, tokens = whole()
     import re

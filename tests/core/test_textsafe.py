@@ -325,6 +325,7 @@ examples:
 """
 
 
+@pytest.mark.slow
 def test_check_prints_no_terminal_control_from_a_command_output(tmp_path: Path) -> None:
     import shutil
 

@@ -25,6 +25,7 @@ def _finding_ids(diag, cause: str) -> list[str]:  # type: ignore[no-untyped-def]
     return []
 
 
+@pytest.mark.slow
 def test_intra_node_traffic_over_sockets_is_a_p2p_failure(rules) -> None:
     diag = diagnose_paths(rules, [SOCKET_LOG])
     assert [c.id for c in diag.causes] == ["nccl-p2p-failure"]

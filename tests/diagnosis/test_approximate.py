@@ -74,6 +74,7 @@ PROSE = [
 ]
 
 
+@pytest.mark.slow
 def test_typed_lines_get_the_right_cause_in_the_top_3(shipped: Any) -> None:
     top3 = approximate = 0
     misses = []

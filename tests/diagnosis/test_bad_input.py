@@ -139,6 +139,7 @@ def test_cli_bad_inputs_never_show_a_traceback(cli, tmp_path: Path) -> None:
             assert proc.returncode == 2, args
 
 
+@pytest.mark.slow
 def test_cli_reads_standard_input(cli) -> None:
     proc = cli("diagnose", "--json", "-", input="hello\n" + CUDA_LINE + "\n")
     assert proc.returncode == 1
@@ -147,12 +148,14 @@ def test_cli_reads_standard_input(cli) -> None:
     assert data["causes"][0]["evidence"][0] == {"file": "-", "line": 2, "text": CUDA_LINE}
 
 
+@pytest.mark.slow
 def test_cli_reads_piped_input_without_arguments(cli) -> None:
     proc = cli("diagnose", "--json", input=CUDA_LINE + "\n")
     assert proc.returncode == 1
     assert json.loads(proc.stdout)["causes"][0]["evidence"][0]["file"] == "-"
 
 
+@pytest.mark.slow
 def test_progress_counts_input_bytes_and_cancel_stops_the_scan(rules, tmp_path: Path) -> None:
     import threading
 
@@ -195,6 +198,7 @@ def utf8_diagnosis(shipped) -> dict:  # type: ignore[no-untyped-def, type-arg]
     return want
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("codec", "bom", "crlf", "gz"),
     [

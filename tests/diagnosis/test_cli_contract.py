@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 CUDA_LINE = "OSError: libcudart.so.10.1: cannot open shared object file: No such file or directory"
 WATCHDOG = (
     "[rank1]:[E1129 19:54:45.1 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective "
@@ -27,6 +29,7 @@ def _write(tmp_path: Path, name: str, *lines: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_json_has_the_contract_shape(cli, tmp_path: Path) -> None:
     log = _write(tmp_path, "rank1.log", "starting", UNREACHABLE, WATCHDOG)
     proc = cli("diagnose", "--json", str(log))
@@ -50,6 +53,7 @@ def test_json_has_the_contract_shape(cli, tmp_path: Path) -> None:
     assert data["stats"]["lines"] == 3
 
 
+@pytest.mark.slow
 def test_healthy_log_gives_empty_causes_and_exit_0(cli, tmp_path: Path) -> None:
     log = _write(tmp_path, "ok.log", "epoch 1 loss 0.3", "epoch 2 loss 0.2")
     proc = cli("diagnose", "--json", str(log))
@@ -57,6 +61,7 @@ def test_healthy_log_gives_empty_causes_and_exit_0(cli, tmp_path: Path) -> None:
     assert json.loads(proc.stdout)["causes"] == []
 
 
+@pytest.mark.slow
 def test_generic_cause_ranks_below_the_specific_one(cli, tmp_path: Path) -> None:
     log = _write(tmp_path, "r.log", WATCHDOG, UNREACHABLE)
     data = json.loads(cli("diagnose", "--json", str(log)).stdout)
@@ -123,6 +128,7 @@ def test_nothing_to_read_is_a_usage_error(cli) -> None:
     assert proc.stderr.strip() == "dlperf-help: standard input ('-') can be read only once"
 
 
+@pytest.mark.slow
 def test_a_cached_start_imports_no_pydantic_yaml_networkx_or_textual(cli, tmp_path: Path) -> None:
     log = _write(tmp_path, "r.log", CUDA_LINE)
     cli("diagnose", str(log))  # fills the cache

@@ -237,6 +237,7 @@ def test_gate_batch_2026_11_30d_gpu_faults_are_crashes(shipped: Any, name: str) 
     assert out["failure"]["symptom"] == "gpu-kernel-fault"
 
 
+@pytest.mark.slow
 def test_cli_exits_1_with_the_failure_in_json_and_plain_words(cli: Any, tmp_path: Path) -> None:
     log = tmp_path / "rank0.log"
     log.write_text("RuntimeError: CUDA error: device-side assert triggered\n")

@@ -53,6 +53,7 @@ def test_a_veto_flood_gives_the_reference_result(rules, tmp_path, monkeypatch, r
         assert fast["causes"][0]["evidence"][0]["line"] == real_at + 1
 
 
+@pytest.mark.slow
 def test_after_the_flood_the_vetoed_lines_are_not_fed(rules, tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(reader, "CHUNK", 64 * 1024)
     path = _flood(tmp_path, 20_000, None)

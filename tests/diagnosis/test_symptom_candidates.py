@@ -188,6 +188,7 @@ def test_healthy_logs_give_no_cause_and_no_failure_symptom(shipped, path: Path) 
     assert failures == []
 
 
+@pytest.mark.slow
 def test_cli_marks_symptom_candidates_and_says_what_to_do(cli, tmp_path: Path) -> None:
     log = tmp_path / "rank0.log"
     log.write_text("srun --nnodes=1 python train.py\n" + BARE + "\n")
@@ -203,6 +204,7 @@ def test_cli_marks_symptom_candidates_and_says_what_to_do(cli, tmp_path: Path) -
     assert "confidence 0.45, from the symptom only" in human or "from the symptom only" in human
 
 
+@pytest.mark.slow
 def test_a_symptom_line_at_info_level_is_a_probe_not_a_failure(tmp_path: Path) -> None:
     rules = tmp_path / "rules"
     shutil.copytree(FIXTURE_RULES, rules)

@@ -43,6 +43,7 @@ def test_the_cause_and_rank_come_first(
     assert collective and f"collective #{first['params']['seq']}" in collective[0]["text"]
 
 
+@pytest.mark.slow
 def test_the_dumps_alone_name_the_rank(shipped: Any, label: dict[str, str], corpus: Path) -> None:
     diag = diagnose_paths(shipped, [corpus / label["case"] / "fr_dumps"]).to_json()
     first = _first(diag)
@@ -60,6 +61,7 @@ def test_dump_files_given_one_by_one_are_read_together(shipped: Any, corpus: Pat
     assert _shows_variant(first, "never reached")
 
 
+@pytest.mark.slow
 def test_a_pasted_ras_report_names_the_rank_and_host(shipped: Any, corpus: Path) -> None:
     """The TUI's paste goes through diagnose_text."""
     for case, variant in [
@@ -77,6 +79,7 @@ def test_a_pasted_ras_report_names_the_rank_and_host(shipped: Any, corpus: Path)
         assert _shows_variant(first, variant), case
 
 
+@pytest.mark.slow
 def test_a_class_constructing_pickle_is_refused_with_one_line(
     cli: Any, tmp_path: Path, corpus: Path
 ) -> None:
@@ -111,6 +114,7 @@ def test_a_class_constructing_pickle_is_refused_with_one_line(
     assert not any(_shows_variant(c, dead) for c in diag["causes"])
 
 
+@pytest.mark.slow
 def test_a_folder_without_dumps_is_still_refused(cli: Any, tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("nothing here\n")
     proc = cli("diagnose", str(tmp_path))

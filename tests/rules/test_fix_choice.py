@@ -92,6 +92,7 @@ def _walk(capsys: pytest.CaptureFixture[str], facts: Path) -> dict[str, Any]:
     return dict(json.loads(capsys.readouterr().out))
 
 
+@pytest.mark.slow
 def test_a_symlink_across_cuda_majors_is_last_and_cautioned(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -103,6 +104,7 @@ def test_a_symlink_across_cuda_majors_is_last_and_cautioned(
     assert "fragile" in link["caution"] and "found: 13.0" in link["caution"]
 
 
+@pytest.mark.slow
 def test_a_symlink_within_one_major_is_offered_first_without_caution(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -128,6 +130,7 @@ def test_the_text_diagnosis_shows_the_same_choice(capsys: pytest.CaptureFixture[
     assert MXNET_PIP not in out and "HOROVOD_WITH_MXNET" not in out  # version unknown: 0.19 stays
 
 
+@pytest.mark.slow
 def test_the_markdown_fix_block_shows_the_same_choice() -> None:
     from kb.authoring.checked import load_kb
     from kb.markdown.blocks import fix_block, fix_commands

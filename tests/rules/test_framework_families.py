@@ -237,6 +237,7 @@ def _tf_config(cluster: dict[str, list[str]], task: str, rng: random.Random) -> 
     return "export TF_CONFIG='" + json.dumps(dict(parts)) + "'"
 
 
+@pytest.mark.slow
 def test_a_task_type_its_own_cluster_lacks_is_a_distribution_setup_error(
     rules: KnowledgeBase,
 ) -> None:

@@ -26,6 +26,7 @@ def rules(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_one_bad_value_one_error(capsys: pytest.CaptureFixture[str], rules: Path) -> None:
     cause = rules / "cuda" / "cuda-lib-missing.yaml"
     text = cause.read_text(encoding="utf-8")
@@ -36,6 +37,7 @@ def test_one_bad_value_one_error(capsys: pytest.CaptureFixture[str], rules: Path
     assert "prior" in str(only["message"])
 
 
+@pytest.mark.slow
 def test_a_real_dangling_reference_is_still_reported(
     capsys: pytest.CaptureFixture[str], rules: Path
 ) -> None:

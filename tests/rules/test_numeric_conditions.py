@@ -110,6 +110,7 @@ def test_the_compiled_form_carries_the_bounds() -> None:
     assert compiled.FORMAT == "dlperf-compiled-rules/9"
 
 
+@pytest.mark.slow
 def test_the_shipped_perf_rules_compare_numbers_not_digits() -> None:
     kb = load_kb(ROOT / "rules")
     judged = {
@@ -238,6 +239,7 @@ VETOED = CAUSE.replace(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fast", [True, False])
 def test_a_veto_with_bounds_rejects_only_the_lines_its_numbers_fit(
     tmp_path: Path, fast: bool

@@ -11,6 +11,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from kb.diagnosis.compiled import CompiledRules, from_kb
 from kb.rules import loader
 
@@ -60,6 +62,7 @@ def test_the_vocabulary_survives_the_json_cache() -> None:
     assert again.symptoms["rendezvous-fails"].named_by == ["log-ends-at-start-up"]
 
 
+@pytest.mark.slow
 def test_a_vocabulary_file_is_not_read_as_a_cause(tmp_path: Path) -> None:
     rules = tmp_path / "rules"
     shutil.copytree(RULES, rules)

@@ -11,6 +11,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from kb.runners.base import OUTPUT_CAP
 from kb.runners.batch import (
     BatchParser,
@@ -30,6 +32,7 @@ def test_endless_output_is_capped_while_reading_and_the_command_stopped() -> Non
     assert time.monotonic() - start < 10  # not left running until the timeout
 
 
+@pytest.mark.slow
 def test_timeout_kills_the_whole_process_tree(tmp_path: Path) -> None:
     marker = tmp_path / "survived"
     result = LocalRunner().run(f"(sleep 1; touch {marker}) & sleep 30", timeout=0.3)
@@ -107,6 +110,7 @@ def test_batch_reports_overflow_of_a_command_that_floods() -> None:
     assert index == 0 and len(kept) == OUTPUT_CAP
 
 
+@pytest.mark.slow
 def test_a_command_past_its_timeout_is_killed_with_everything_it_started(tmp_path: Path) -> None:
     nonce = new_nonce()
     marker = tmp_path / "survived"
@@ -130,6 +134,7 @@ def test_a_command_past_its_timeout_is_killed_with_everything_it_started(tmp_pat
     assert not marker.exists()
 
 
+@pytest.mark.slow
 def test_paramiko_is_imported_only_by_the_ssh_runner_and_only_when_connecting() -> None:
     kb_dir = Path(__file__).resolve().parents[2] / "kb"
     importers = sorted(
@@ -172,6 +177,7 @@ def _local_run(
     return {c.id: (c.status, c.reason) for c in report.hosts[0].checks}, time.monotonic() - start
 
 
+@pytest.mark.slow
 def test_local_checks_share_one_probe_per_tool(tmp_path: Path) -> None:
     checks, seconds = _local_run(
         tmp_path, ["smi-list", "smi-topo", "cpus"], "#!/bin/sh\nexec sleep 1000\n", timeout=1
@@ -182,6 +188,7 @@ def test_local_checks_share_one_probe_per_tool(tmp_path: Path) -> None:
     assert seconds < 1 + 4
 
 
+@pytest.mark.slow
 def test_local_host_budget_stops_the_running_command_and_the_rest(tmp_path: Path) -> None:
     checks, seconds = _local_run(
         tmp_path, ["sleeps-a-bit", "sleeps-long", "cpus"], "#!/bin/sh\n", host_budget=3

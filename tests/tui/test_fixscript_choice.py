@@ -3,10 +3,13 @@ a TensorFlow build of Horovod is never handed the MXNet reinstall line (issue 14
 
 from __future__ import annotations
 
+import pytest
+
 from dlperf_tui import fixscript
 from kb.authoring.checked import load_kb
 
 
+@pytest.mark.slow
 def test_a_tensorflow_horovod_build_is_not_given_the_mxnet_pip_line() -> None:
     fix = load_kb().fixes["horovod-reinstall-with-nccl"]
     values = {
@@ -20,6 +23,7 @@ def test_a_tensorflow_horovod_build_is_not_given_the_mxnet_pip_line() -> None:
     assert "HOROVOD_GPU_OPERATIONS=NCCL python -m pip install --no-cache-dir horovod" in text
 
 
+@pytest.mark.slow
 def test_an_mxnet_build_keeps_it_and_unknown_values_keep_every_command() -> None:
     fix = load_kb().fixes["horovod-reinstall-with-nccl"]
     mx = fixscript.chosen(fix, {"framework": "mxnet", "horovod_version": "0.21.3"})
@@ -27,6 +31,7 @@ def test_an_mxnet_build_keeps_it_and_unknown_values_keep_every_command() -> None
     assert fixscript.chosen(fix, {}) == list(fix.commands)
 
 
+@pytest.mark.slow
 def test_the_diagnosis_screen_asks_nothing_of_a_session_whose_diagnosis_was_replaced() -> None:
     """A walk started from a symptom leaves the session without a diagnosis while the
     diagnosis screen is still underneath: its footer's redraw must not fail."""

@@ -42,6 +42,7 @@ def long_command_app(tmp_path: Path) -> Callable[[], object]:
     return lambda: DlperfHelpApp(rules=rules, export_dir=tmp_path, kb=kb)
 
 
+@pytest.mark.slow
 async def test_a_long_command_leaves_the_answers_and_buttons_in_view(long_command_app):
     app = long_command_app()
     async with app.run_test(size=(80, 24)) as pilot:
@@ -75,6 +76,7 @@ async def test_a_long_command_leaves_the_answers_and_buttons_in_view(long_comman
         await shows(pilot, "e.g. gpu[01-04] or root@10.0.0.12:2222")
 
 
+@pytest.mark.slow
 async def test_the_diagnosis_summary_of_a_deep_path_keeps_to_two_lines(
     make_app: Callable, tmp_path: Path
 ):

@@ -24,6 +24,7 @@ def big_log(tmp_path: Path, lines: int) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_file_scan_reports_progress_up_to_the_end(kb: KnowledgeBase, tmp_path: Path):
     seen: list[float] = []
     diag = jobs.diagnose(kb, path=big_log(tmp_path, 200_000), progress=seen.append)
@@ -96,6 +97,7 @@ async def test_a_paste_of_many_thousand_lines_lands_in_one_piece(make_app: Calla
         assert screen_text(app)
 
 
+@pytest.mark.slow
 async def test_progress_that_arrives_before_the_busy_dialog_is_built_is_kept(
     make_app: Callable,
 ):

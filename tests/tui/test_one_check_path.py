@@ -12,6 +12,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from dlperf_tui.hosts import LOCAL, Hosts
 from kb.checks.model import CheckResult
 from kb.rules.schema.models import Check, Expect
@@ -67,6 +69,7 @@ def test_a_node_that_does_not_answer_is_an_error_saying_why(tmp_path: Path) -> N
     hosts.close()
 
 
+@pytest.mark.slow
 def test_cancelling_stops_the_command_and_says_so() -> None:
     hosts = Hosts()
     cancel = threading.Event()

@@ -10,6 +10,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from textual.widgets import Input, OptionList
 
 from tests.tui.common import LOG
@@ -22,6 +23,7 @@ def state_doc(data_home: Path) -> dict:
     return json.loads((data_home / "dlperf-help" / "state.json").read_text())
 
 
+@pytest.mark.slow
 async def test_nodes_and_logs_of_one_run_are_offered_in_the_next(
     make_app: Callable, own_data_home: Path
 ):
@@ -73,6 +75,7 @@ async def test_nodes_and_logs_of_one_run_are_offered_in_the_next(
     assert state_doc(own_data_home)["nodes"] == []
 
 
+@pytest.mark.slow
 async def test_a_corrupt_state_file_is_one_line_and_a_fresh_start(
     make_app: Callable, own_data_home: Path
 ):

@@ -24,6 +24,7 @@ def _assistant(pilot: Pilot[Any]) -> DlperfHelpApp:
     return pilot.app
 
 
+@pytest.mark.slow
 def test_the_start_screen_at_80x24(make_app: Callable, snap_compare: Callable):
     assert snap_compare(make_app(), terminal_size=(80, 24))
 

@@ -31,6 +31,7 @@ def gated_load(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     return gate
 
 
+@pytest.mark.slow
 async def test_a_shortcut_pressed_before_the_rules_load_is_acted_on_after(
     gated_load: threading.Event, tmp_path: Path
 ) -> None:
@@ -52,6 +53,7 @@ async def test_a_shortcut_pressed_before_the_rules_load_is_acted_on_after(
         assert app.kb is not None
 
 
+@pytest.mark.slow
 async def test_held_keys_keep_their_order_with_typing_after_them(
     gated_load: threading.Event, tmp_path: Path
 ) -> None:

@@ -113,6 +113,7 @@ def test_a_probe_that_timed_out_keeps_the_peers_that_answered() -> None:
     assert {s for label, s in cells.items() if s != "ok"} == {"timeout"}
 
 
+@pytest.mark.slow
 def test_report_on_hosts_that_all_failed_exits_1_with_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

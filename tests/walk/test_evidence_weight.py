@@ -46,6 +46,7 @@ def run(walk: Walk, node: RecordedNode, check_id: str) -> str:
     return rec.status
 
 
+@pytest.mark.slow
 def test_blind_checks_that_pass_do_not_talk_the_user_out_of_a_log_proven_cause(
     kb: KnowledgeBase, h200: RecordedNode
 ) -> None:
@@ -155,6 +156,7 @@ def test_the_survey_hands_the_ssh_port_only_to_the_ssh_checks(kb: KnowledgeBase)
     assert "sshd-listening-on-port" in with_port
 
 
+@pytest.mark.slow
 def test_a_question_whose_answers_assume_an_error_waits_until_the_error_is_known(
     kb: KnowledgeBase,
 ) -> None:

@@ -188,6 +188,7 @@ def test_the_sandbox_catches_a_value_that_escapes(sandbox: Sandbox) -> None:
     sandbox.marker.unlink()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "cmd", [c for c in COMMANDS if names_in(c.template)], ids=lambda c: c.where
 )

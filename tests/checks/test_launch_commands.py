@@ -103,6 +103,7 @@ def sandbox(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "template"), _templates(), ids=[n for n, _ in _templates()])
 def test_a_hostile_value_stays_one_inert_argument_in_every_command(
     name: str, template: str, sandbox: Path

@@ -52,6 +52,7 @@ def test_the_base_rules_are_clean() -> None:
     assert issues == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES)
 def test_lint_reports_the_broken_file_with_its_line(case: str, tmp_path: Path) -> None:
     rules = overlay(case, tmp_path)

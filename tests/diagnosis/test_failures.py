@@ -106,6 +106,7 @@ CRASHES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("log", "kind", "symptom"), CRASHES, ids=lambda v: str(v)[:40])
 def test_a_crash_no_rule_names_is_a_failure_with_its_likely_causes(
     shipped: Any, log: str, kind: str, symptom: str
@@ -166,6 +167,7 @@ def test_a_cause_the_log_proves_still_ranks_first_beside_the_failure(shipped: An
     assert out["failure"]["kind"] == "exception" and out["failure"]["line"] == 4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "log",
     [

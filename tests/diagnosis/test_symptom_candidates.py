@@ -180,6 +180,7 @@ def test_there_are_healthy_logs_to_check() -> None:
     assert len(_healthy()) >= 20
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", _healthy(), ids=lambda p: p.name)
 def test_healthy_logs_give_no_cause_and_no_failure_symptom(shipped, path: Path) -> None:
     diag = diagnose_paths(shipped, [path])

@@ -60,6 +60,7 @@ def test_an_expect_file_sits_beside_the_cause_it_names(path: Path) -> None:
     assert cause in knowledge().causes, f"{path.name}: {cause} is not a cause"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("cause", "log"), CASES)
 def test_the_cause_ranks_first_on_its_real_text(cause: str, log: str) -> None:
     assert ranked(log)[:1] == [cause]

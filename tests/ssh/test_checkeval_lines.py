@@ -61,6 +61,7 @@ def _outputs(patterns: list[str]) -> list[str]:
 PATTERNS = _rule_patterns()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chunk", range(4))
 def test_shortcut_agrees_with_the_line_by_line_search(chunk: int) -> None:
     assert len(PATTERNS) > 50 and len(RECORDED) > 20

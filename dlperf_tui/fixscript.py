@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kb.rules.fixchoice import applies
+from kb.rules.fixchoice import applicable
 from kb.rules.placeholders import fill_command, names_in, refused
 from kb.rules.schema.models import Fix, FixCommand
 
@@ -19,7 +19,7 @@ from kb.rules.schema.models import Fix, FixCommand
 def chosen(fix: Fix, params: dict[str, str]) -> list[FixCommand]:
     """The fix's commands for these values (`applies_if`, as `diagnose` and `check` choose
     them): a TensorFlow build of Horovod is never handed the MXNet reinstall line."""
-    return [cmd for cmd in fix.commands if applies(cmd.applies_if, params)]
+    return list(applicable(fix, params))
 
 
 @dataclass(frozen=True)

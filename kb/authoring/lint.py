@@ -253,26 +253,18 @@ def check_unique_subids(kb: KnowledgeBase) -> Iterator[Issue]:
                     )
                 seen_checks.setdefault(chk.id, cid)
     for nid, src, node in nodes(kb):
-        sig_ids = [s.id for s in node.signatures]
-        for i, sid in enumerate(sig_ids):
-            if sid in sig_ids[:i]:
-                yield issue(
-                    src,
-                    src.line("signatures", i, "id"),
-                    nid,
-                    "duplicate-id",
-                    f"signature id '{sid}' is used twice in this rule",
-                )
+        listed = [("signatures", "signature", [s.id for s in node.signatures], "rule")]
         if isinstance(node, Symptom):
-            q_ids = [q.id for q in node.questions]
-            for i, qid in enumerate(q_ids):
-                if qid in q_ids[:i]:
+            listed.append(("questions", "question", [q.id for q in node.questions], "symptom"))
+        for key, what, ids, where in listed:
+            for i, sub in enumerate(ids):
+                if sub in ids[:i]:
                     yield issue(
                         src,
-                        src.line("questions", i, "id"),
+                        src.line(key, i, "id"),
                         nid,
                         "duplicate-id",
-                        f"question id '{qid}' is used twice in this symptom",
+                        f"{what} id '{sub}' is used twice in this {where}",
                     )
 
 

@@ -100,15 +100,18 @@ class ChosenCommand:
         return {"run": self.run, "where": self.where, "missing": list(self.missing)}
 
 
+def applicable(fix: Any, values: Mapping[str, str]) -> list[Any]:
+    """The fix's commands (as the fix holds them) whose `applies_if` these values meet."""
+    return [c for c in _get(fix, "commands", []) or [] if applies(_get(c, "applies_if"), values)]
+
+
 def commands(fix: Any, values: Mapping[str, str]) -> list[ChosenCommand]:
     """The fix's commands that apply to these values, filled with them."""
     declared = _get(fix, "params") or None
     if declared and not all(hasattr(d, "kind") for d in declared.values()):
         declared = None  # compiled fixes carry no kinds: names give them
     out = []
-    for cmd in _get(fix, "commands", []) or []:
-        if not applies(_get(cmd, "applies_if"), values):
-            continue
+    for cmd in applicable(fix, values):
         run = str(_get(cmd, "run", ""))
         missing = []
         for name in names_in(run):

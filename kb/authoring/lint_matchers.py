@@ -140,8 +140,18 @@ MAX_MIN_HITS = 20  # kb.diagnosis.matching.SignatureMatcher.MAX_HITS: hits kept 
 
 def check_signature_features(kb: KnowledgeBase) -> Iterator[Issue]:
     """`min_hits` beyond the hits a matcher keeps could never be reached; below 1 means
-    nothing."""
+    nothing. `asked` speaks of a note: without one it means nothing."""
     for nid, src, si, sig in signatures(kb):
+        if sig.asked and (sig.note is None or sig.alone):
+            yield issue(
+                src,
+                src.line("signatures", si, "asked"),
+                nid,
+                "asked-without-note",
+                f"signature '{sig.id}' is `asked` but is no note (it needs `note:` and "
+                "`alone: false`)",
+                "`asked` marks a note a few pasted lines ask about; drop it or add the note",
+            )
         if not 1 <= sig.min_hits <= MAX_MIN_HITS:
             yield issue(
                 src,

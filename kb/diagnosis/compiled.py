@@ -2,11 +2,14 @@
 
 Loading YAML, validating with pydantic and linting with networkx costs about half a
 second; a pasted log should be diagnosed in less. So the first run compiles the rules
-into plain data (`CompiledRules`) and writes it as JSON under `kb.util.paths.cache_dir()`,
-named by a hash of every rule file's bytes (and of this engine's format); later runs
-hash the files again (a few milliseconds), find the JSON and never import pydantic,
-yaml or networkx. Any change to a rule file gives a new key, so a stale cache is never
-used; a cache that cannot be written is simply not kept.
+into plain data (`CompiledRules`) and caches it under `kb.util.paths.cache_dir()` (a
+pickle of our own, read back through an allow-list: `kb.util.cachepickle`), named by a
+hash of every rule file's bytes (and of this engine's format and modules); later runs
+find it and never import pydantic, yaml or networkx. Any change to a rule file gives a
+new key, so a stale cache is never used; a cache that cannot be written is simply not
+kept. Hashing the rules and the catalogue costs tens of milliseconds, so a warm run
+first compares what `os.stat` says of those files with what it said when their key was
+last computed (`_fingerprint`), and hashes them only when something moved.
 """
 
 from __future__ import annotations
@@ -14,11 +17,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kb.diagnosis.matching import SignatureSpec, signature_spec
+from kb.util import cachepickle
 from kb.util.atomicfile import write_atomic
 from kb.util.rulefiles import (  # as kb.rules.loader finds them
     RuleFileError,
@@ -316,10 +322,11 @@ def _next_step(symptom: Any) -> str:
 
 def _engine_sources() -> list[Path]:
     """The modules that define the compiled form: a cache written by another version of
-    them (an upgrade, a checkout with edits) must never be read back."""
-    from kb.diagnosis import matching, specs
-
-    return [Path(__file__), Path(specs.__file__ or ""), Path(matching.__file__ or "")]
+    them (an upgrade, a checkout with edits) must never be read back. Named by place, not
+    imported: the warm path must not load the catalogue's modules."""
+    here = Path(__file__).resolve().parent
+    templates = here.parent / "rules" / "catalogue" / "templates.py"
+    return [here / "compiled.py", here / "specs.py", here / "matching.py", templates]
 
 
 def rules_key(root: Path) -> str:
@@ -350,28 +357,104 @@ def _catalogue_key() -> str:
     return content_key(catalogue_dir())
 
 
+RACY_NS = 2_000_000_000  # a file changed this recently may change again within its clock tick
+
+
+def _fingerprint(root: Path) -> tuple[str, bool]:
+    """(a hash of what `os.stat` says of every file `rules_key` reads, whether one of them
+    changed too recently for its stat to prove it unchanged later).
+
+    Any write to a file moves its change time (`st_ctime_ns`, which no tool can set back)
+    and moves it past the moment the fingerprint was taken; files added or removed change
+    the listing. So an equal fingerprint, taken from files none of which had changed in
+    the `RACY_NS` before it was recorded, means the content key recorded beside it still
+    holds. The catalogue's files are all its `*.yaml` and modules (a superset of what its
+    content key reads: a superset can only miss the shortcut, never mislead it)."""
+    from kb.util.paths import catalogue_dir
+
+    catalogue = catalogue_dir()
+    package = Path(__file__).resolve().parents[1] / "rules" / "catalogue"
+    files = [
+        *_engine_sources(),
+        *sorted(package.glob("*.py")),
+        *sorted(catalogue.glob("*.yaml")),
+        catalogue / "symptoms.yaml",
+        *rule_files(root),
+    ]
+    h = hashlib.blake2b(
+        f"{FORMAT}\0{root}\0{catalogue}".encode(errors="surrogateescape"), digest_size=16
+    )
+    newest = 0
+    for path in files:
+        try:
+            st = os.stat(path)
+            stamp = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_mode)
+            newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
+            link = os.readlink(path) if path.is_symlink() else ""
+        except (OSError, ValueError) as exc:
+            stamp, link = (type(exc).__name__,), ""
+        h.update(f"{path}\0{stamp}\0{link}\0".encode(errors="surrogateescape"))
+    return h.hexdigest(), newest > time.time_ns() - RACY_NS
+
+
 def cache_path(key: str) -> Path:
     from kb.util.paths import cache_dir
 
-    return cache_dir() / f"rules-{key}.json"
+    return cache_dir() / f"rules-{key}.pickle"
+
+
+def _fingerprint_path(fingerprint: str) -> Path:
+    from kb.util.paths import cache_dir
+
+    return cache_dir() / f"rules-stat-{fingerprint}.key"
+
+
+def _known_key(fingerprint: str) -> str | None:
+    """The content key recorded for this fingerprint, if one was."""
+    try:
+        with open(_fingerprint_path(fingerprint), "rb") as fh:
+            text = fh.read(64).decode("ascii")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if len(text) == 32 and all(c in "0123456789abcdef" for c in text) else None
+
+
+def _cache_classes() -> dict[tuple[str, str], type]:
+    """What a cached `CompiledRules` is made of: nothing else is ever unpickled."""
+    from kb.diagnosis.specs import MatcherSpec
+    from kb.rules.numeric import Bound
+
+    return cachepickle.allow(
+        CompiledRules, CauseSpec, SymptomSpec, FixSpec, VocabularySpec, SignatureSpec,
+        MatcherSpec, Bound,
+    )  # fmt: skip
 
 
 def load_cached(root: Path) -> CompiledRules | None:
-    """The compiled rules for `root`'s current content, if a previous run cached them."""
-    key = rules_key(root)
-    try:
-        with open(cache_path(key), encoding="utf-8") as fh:
-            compiled = CompiledRules.from_json(json.load(fh))
-    except (OSError, ValueError, KeyError, TypeError):
+    """The compiled rules for `root`'s current content, if a previous run cached them.
+
+    The content key comes from the files' fingerprint when it was recorded for them
+    (`_fingerprint`), else from hashing them (then recorded, when not racy)."""
+    fingerprint, racy = _fingerprint(root)
+    key = _known_key(fingerprint)
+    known = key is not None
+    if key is None:
+        key = rules_key(root)
+    compiled = cachepickle.load(cache_path(key), _cache_classes())
+    if not isinstance(compiled, CompiledRules) or compiled.key != key:
         return None
-    return compiled if compiled.key == key else None
+    if not known and not racy:
+        with contextlib.suppress(OSError):
+            write_atomic(_fingerprint_path(fingerprint), key.encode("ascii"))
+    return compiled
 
 
 def save(compiled: CompiledRules) -> None:
-    """Write the cache; a cache directory that cannot be written is not an error."""
-    target = cache_path(compiled.key)
-    with contextlib.suppress(OSError):
-        write_atomic(target, json.dumps(compiled.to_json()).encode("utf-8"))
+    """Write the cache; a cache directory that cannot be written is not an error. What is
+    cached is the rules as their JSON form gives them back (tuples, floats, plain dicts),
+    so a warm run sees exactly what the run that compiled them would have read back."""
+    canonical = CompiledRules.from_json(json.loads(json.dumps(compiled.to_json())))
+    cachepickle.save(cache_path(compiled.key), canonical)
 
 
 def ensure_compiled(rules: Any) -> CompiledRules:

@@ -52,7 +52,7 @@ def _diagnose(
     diag = rank(compiled, outcome.results, reports, facts)
     short = _short_lines(kept)
     if not diag.causes and diag.failure is None and short:
-        diag = _unnamed(compiled, outcome, reports, facts, short) or diag
+        diag = _unnamed(compiled, outcome, reports, facts, short, diag.observed) or diag
     diag.errors = outcome.errors
     diag.cancelled = outcome.cancelled
     diag.stats = Stats(outcome.files, outcome.lines, outcome.bytes, time.perf_counter() - start)
@@ -65,9 +65,11 @@ def _unnamed(
     reports: list[Any],
     facts: dict[str, Any],
     short: list[tuple[str, int, str]],
+    observed: list[Any],
 ) -> Diagnosis | None:
     """For a short input where nothing fired: its failure messages in the catalogue, else
-    the known messages closest to its lines (the catalogue is read only here: it costs)."""
+    the causes its notes are signs of, else the known messages closest to its lines (the
+    catalogue is read only here: it costs)."""
     from kb.diagnosis import failure
 
     catalogue = failure.load_catalogue()
@@ -77,6 +79,12 @@ def _unnamed(
         diag = rank(rules, outcome.results, reports, facts, seen)
         if diag.causes or diag.failure is not None:
             return diag
+    if observed and len(short) <= EXCERPT_LINES and not facts.get("completed"):
+        # an excerpt of a few lines where nothing failed, of which some are a cause's
+        # notes: those lines are what the user asks about ("NET/IB : No device found")
+        diag = rank(rules, outcome.results, reports, facts)
+        diag.causes = observed[:OBSERVED_TOP]
+        return diag
     if len(short) > SHORT_LINES:
         return None
     pasted = None  # a one-to-three-line paste: its lone exception line is the failure
@@ -152,6 +160,8 @@ def diagnose_lines(
 KEEP = 64 * 1024  # bytes of each input kept: a short input is kept whole
 PASTED_LINES = 3  # an input this short is a paste: its lone exception line is a failure
 SHORT_LINES = 5  # kb.diagnosis.approximate.SHORT_LINES (not imported unless needed)
+EXCERPT_LINES = 5  # an input this short where nothing failed is a question about its lines
+OBSERVED_TOP = 3
 
 
 class _Keep:

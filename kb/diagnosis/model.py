@@ -37,6 +37,7 @@ class Evidence:
 BASIS_EVIDENCE = "evidence"  # lines of the logs point at this cause
 BASIS_SYMPTOM = "symptom"  # only a symptom shows; this is one of its probable causes
 BASIS_APPROXIMATE = "approximate"  # no signature fired; the text is close to a known message
+BASIS_OBSERVATION = "observation"  # nothing failed; a pasted line is a known sign of this cause
 
 
 @dataclass
@@ -125,6 +126,9 @@ class Diagnosis:
     first_failure: dict[str, Any] | None = None
     cancelled: bool = False  # the scan was stopped before the end of the logs
     failure: Any = None  # kb.diagnosis.failure.FailureSeen: a failure is seen in the logs
+    # causes whose notes the logs show (their signatures fired without making them likely),
+    # strongest first: an excerpt that is only these lines asks about them (engine.py)
+    observed: list[CauseResult] = field(default_factory=list, repr=False)
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -52,7 +52,7 @@ from kb.diagnosis.healthy import (
 )
 from kb.diagnosis.lines import LEVEL_FACTOR, host_of, level_of, rank_of, time_of
 from kb.diagnosis.matching import SignatureResult
-from kb.diagnosis.model import CauseResult, Diagnosis, Evidence, Note
+from kb.diagnosis.model import BASIS_OBSERVATION, CauseResult, Diagnosis, Evidence, Note
 
 LIKELY = 0.5
 GENERIC_SCALE = 0.85
@@ -74,6 +74,7 @@ class Piece:
     rule: bool = True  # from a rule's signature (else from an analyzer)
     measured: bool = False  # an analyzer's measurement (times, bandwidth)
     at_end: bool = False  # the signature counts where the log ends, whatever the line's level
+    asked: bool = False  # a few pasted lines holding it ask about its cause
     effective: float = 0.0
     why: str = ""
 
@@ -89,6 +90,7 @@ def _piece(rid: str, r: SignatureResult) -> Piece:
         dict(r.params),
         spec.note,
         at_end=spec.at_end,
+        asked=spec.asked,
     )
 
 
@@ -193,6 +195,7 @@ def rank(
     )
     if not diag.causes and shown:
         diag.causes = symptom_candidates(rules, shown, partial, facts)
+    diag.observed = _observed(rules, pieces, partial)
     for c in diag.causes:
         diag.symptoms.extend(rules.causes[c.id].symptoms if c.id in reported else [c.symptom])
     diag.symptoms = list(dict.fromkeys(s for s in diag.symptoms if s in rules.symptoms))
@@ -207,6 +210,37 @@ def rank(
         [e for c in specific for p in reported[c.id] for e in p.evidence], context
     )
     return diag
+
+
+OBSERVED_MAX = 0.45  # an observation is never "likely": nothing failed
+
+
+def _observed(
+    rules: CompiledRules,
+    pieces: dict[str, list[Piece]],
+    partial: dict[str, tuple[float, list[Evidence], dict[str, str]]],
+) -> list[CauseResult]:
+    """The causes whose evidence fired only as notes that a paste asks about (a note
+    signature marked `asked`), strongest first, marked `basis: observation`."""
+    out = []
+    for rid, (conf, evidence, params) in partial.items():
+        if not any(p.note and p.asked for p in pieces.get(rid, [])) or not evidence:
+            continue
+        cause = rules.causes[rid]
+        out.append(
+            CauseResult(
+                rid,
+                cause.title,
+                min(conf, OBSERVED_MAX),
+                evidence,
+                params,
+                list(cause.fixes),
+                f"nothing failed; the lines show a sign of this cause (confidence {conf:.2f})",
+                basis=BASIS_OBSERVATION,
+            )
+        )
+    out.sort(key=lambda c: (-c.confidence, c.id))
+    return out
 
 
 def _failure_lines(p: Piece) -> list[Evidence]:

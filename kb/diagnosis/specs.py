@@ -49,6 +49,7 @@ class SignatureSpec:
     weight: float = 0.8
     alone: bool = True
     note: str | None = None  # English text
+    asked: bool = False  # a few pasted lines holding it ask about its cause
     extract: Mapping[str, str] = field(default_factory=dict)
     min_hits: int = 1
     at_end: bool = False
@@ -62,6 +63,7 @@ class SignatureSpec:
             "weight": self.weight,
             "alone": self.alone,
             "note": self.note,
+            "asked": self.asked,
             "extract": dict(self.extract),
             "min_hits": self.min_hits,
             "at_end": self.at_end,
@@ -77,6 +79,7 @@ class SignatureSpec:
             weight=float(data.get("weight", 0.8)),
             alone=bool(data.get("alone", True)),
             note=data.get("note"),
+            asked=bool(data.get("asked", False)),
             extract=dict(data.get("extract", {})),
             min_hits=int(data.get("min_hits", 1)),
             at_end=bool(data.get("at_end", False)),
@@ -125,6 +128,7 @@ def signature_spec(sig: Any) -> SignatureSpec:
         weight=float(sig.weight),
         alone=bool(sig.alone),
         note=_english(sig.note),
+        asked=bool(getattr(sig, "asked", False)),
         extract=dict(sig.extract),
         min_hits=int(getattr(sig, "min_hits", 1) or 1),
         at_end=bool(getattr(sig, "at_end", False)),

@@ -93,6 +93,20 @@ def _literal_regex(text: str) -> str:
     )
 
 
+def _vanishing(pieces: list[tuple[bool, str]], i: int) -> bool:
+    """Whether conversion `i` is a string between two spaces of literal text."""
+    if pieces[i][0] or pieces[i][1][0] not in ("s", "r") or not 0 < i < len(pieces) - 1:
+        return False
+    before, after = pieces[i - 1], pieces[i + 1]
+    return (
+        before[0]
+        and after[0]
+        and before[1].endswith(" ")
+        and after[1].startswith(" ")
+        and len(after[1]) > 1
+    )
+
+
 def compile_template(template: str, style: str = "printf") -> Compiled:
     """`template` as a pattern; `style` is "printf" (C, show_help) or "python"."""
     pieces = _pieces(_line_of(template, style), style)
@@ -107,10 +121,16 @@ def compile_template(template: str, style: str = "printf") -> Compiled:
         pieces[-1] = (True, pieces[-1][1].rstrip())
     regex: list[str] = []
     literals: list[str] = []
-    for is_lit, text in pieces:
+    for i, (is_lit, text) in enumerate(pieces):
         if is_lit:
+            if i and _vanishing(pieces, i - 1):
+                text = text[1:]  # its leading space went into the optional gap
             regex.append(_literal_regex(text))
             literals.append(text)
+        elif _vanishing(pieces, i):
+            # " %s " may print nothing (an empty string; a `<host>` a forum's Markdown
+            # ate): the two spaces then stand as one
+            regex.append(f"(?:{GAP} )?")
         else:
             regex.append(_gap(text[0], text.endswith("w")))
     total = sum(len(t.strip()) for t in literals)

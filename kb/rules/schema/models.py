@@ -158,6 +158,12 @@ class Signature(Strict):
     note: Text | None = Field(
         None, description="observation reported when this fires but the cause is not diagnosed"
     )
+    asked: bool = Field(
+        False,
+        description="with a note: a paste of a few lines where nothing failed that holds "
+        "this line asks about this cause (`NET/IB : No device found`: why is InfiniBand "
+        "not used?); the cause is then listed with `basis: observation`",
+    )
     extract: dict[ParamName, str] = Field(
         default_factory=dict,
         description="name -> RE2 regex with one capture group, applied to the matched lines",

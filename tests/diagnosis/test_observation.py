@@ -1,0 +1,60 @@
+"""A few pasted lines where nothing failed, holding a cause's note marked `asked`: the
+user asks about those lines, so the cause is listed (`basis: observation`, below the
+"likely" threshold). The same lines in a run's log, or a note not marked `asked`, say
+nothing more than a note."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kb.diagnosis.engine import diagnose_paths, diagnose_text
+from kb.diagnosis.model import BASIS_OBSERVATION
+from kb.diagnosis.ranking import OBSERVED_MAX
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPORA = ROOT / "corpora"
+
+
+def _ids(diag) -> list[tuple[str, str]]:
+    return [(c.id, c.basis) for c in diag.causes]
+
+
+def test_pasted_ib_probe_asks_why_infiniband_is_not_used(shipped) -> None:
+    # pytorch/pytorch#111424: a Slurm InfiniBand cluster, NCCL falls back to sockets
+    log = (
+        CORPORA / "batch-2026-12-01b/ibmissing-pytorch-111424-slurm-ib-cluster-no-device-found.log"
+    )
+    diag = diagnose_paths(shipped, [log])
+    assert _ids(diag)[:1] == [("nccl-ib-missing", BASIS_OBSERVATION)]
+    assert 0 < diag.causes[0].confidence <= OBSERVED_MAX
+    assert diag.failure is None
+    assert diag.causes[0].evidence[0].line == 1
+    assert diag.to_json()["causes"][0]["basis"] == "observation"
+
+
+def test_pasted_mxnet_autotune_line_names_its_tuning(shipped) -> None:
+    line = (
+        "[20:48:19] src/operator/nn/./cudnn/./cudnn_algoreg-inl.h:107: Running performance "
+        "tests to find the best convolution algorithm, this can take a while... (setting env "
+        "variable MXNET_CUDNN_AUTOTUNE_DEFAULT to 0 to disable)"
+    )
+    assert _ids(diagnose_text(shipped, line))[:1] == [("framework-env-tuning", BASIS_OBSERVATION)]
+
+
+def test_same_lines_in_a_run_log_stay_notes(shipped) -> None:
+    probe = "node013:37715:38896 [0] NCCL INFO NET/IB : No device found."
+    run = "\n".join(
+        [probe]
+        + [f"node013:37715:38896 [0] NCCL INFO Channel {i:02d}/02 : 0 1" for i in range(6)]
+        + ["node013:37715:38896 [0] NCCL INFO comm 0x1 rank 0 nranks 2 - Init COMPLETE"]
+    )
+    diag = diagnose_text(shipped, run)
+    assert diag.causes == []
+    assert any("InfiniBand" in n.text for n in diag.notes)
+    assert diag.causes == [] and diagnose_text(shipped, probe).causes  # the paste alone asks
+
+
+def test_a_note_not_marked_asked_is_no_question(shipped) -> None:
+    # NVIDIA/TensorRT-LLM#2225: GeForce GPUs have no P2P; the lines are normal there
+    log = CORPORA / "healthy/dev-nccl/healthy-rtx4090-p2p-not-supported.log"
+    assert diagnose_paths(shipped, [log]).causes == []

@@ -212,6 +212,8 @@ def messages(text: str) -> Iterator[CppMessage]:
             i = _skip_arg(text, _skip_space(text, i))
             if i < len(text) and text[i] == ",":
                 i += 1
+            elif i < len(text) and text[i] != ")":
+                break  # unbalanced (a `CHECK(...` in a comment): `]` or `}` ends it
         j = _skip_space(text, i + 1)
         if text.startswith("<<", j):
             got, _ = _concat(text, j + 2, "<<")

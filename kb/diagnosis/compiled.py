@@ -275,6 +275,7 @@ def _failure(symptom: Any) -> dict[str, Any] | None:
         "next": _en(f.next),
         "catalogue": list(f.catalogue),
         "in_traceback": bool(f.in_traceback),
+        "pasted_only": bool(getattr(f, "pasted_only", False)),
     }
 
 

@@ -145,6 +145,13 @@ def choose(
     )
 
 
+PASTED_LINES = 3  # kb.diagnosis.engine.PASTED_LINES: an input this short is a paste
+
+
+def _pasted_only(rules: Any, sid: str) -> bool:
+    return bool((getattr(rules.symptoms[sid], "failure", None) or {}).get("pasted_only"))
+
+
 def catalogue_symptoms(rules: Any) -> dict[str, str]:
     """Catalogue symptom word -> the failure symptom that stands for it."""
     out: dict[str, str] = {}
@@ -203,6 +210,8 @@ def catalogue_failures(
     message of class `symptom` matches, for the symptom words a failure stands for.
     Lines in `known` (a rule's failure signature matched them: it says more) are left."""
     words = catalogue_symptoms(rules)
+    if len(lines) > PASTED_LINES:  # a longer input: only messages that end a run count
+        words = {w: sid for w, sid in words.items() if not _pasted_only(rules, sid)}
     out: dict[str, list[Evidence]] = {}
     if catalogue is None or not words:
         return out

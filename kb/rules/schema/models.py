@@ -386,6 +386,11 @@ class Failure(Strict):
         False,
         description="its lines count only as the final line of a Python traceback",
     )
+    pasted_only: bool = Field(
+        False,
+        description="its catalogue messages are this failure only in a paste of one to "
+        "three lines (the user pasted the error): runs that go on print them too",
+    )
 
 
 class Symptom(Strict):

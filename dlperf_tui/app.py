@@ -46,7 +46,8 @@ class DlperfHelpApp(App[int]):
 
     TITLE = "dlperf-help"
     SUB_TITLE = "troubleshoot distributed training"
-    CSS_PATH = "app.tcss"
+    # the start screen is the default screen, whose own CSS_PATH Textual does not read
+    CSS_PATH = ["app.tcss", "screens/start.tcss"]  # noqa: RUF012 (typed by Textual)
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # noqa: RUF012 (typed by Textual)
     COMMANDS = App.COMMANDS | {KnowledgeCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -115,12 +116,22 @@ class DlperfHelpApp(App[int]):
     def runners(self, hosts: Hosts) -> None:
         self._runners = hosts
 
+    def get_default_screen(self) -> StartScreen:
+        """The start screen is the first on the stack: no blank screen is drawn before it."""
+        return StartScreen(self.kb)
+
     def on_mount(self) -> None:
-        self.push_screen(StartScreen(self.kb))
-        if self.kb is None:  # after the first frame: loading competes with it for the GIL
-            self.call_after_refresh(lambda: self.set_timer(0.05, self.load_rules))
-        else:
+        if self.kb is not None:
             self.call_after_refresh(self._rules_ready, self.kb)
+
+    def on_ready(self) -> None:
+        """The first frame is on screen: now what it did not wait for (the rules load in a
+        worker; starting it a moment later leaves the frame's write the GIL)."""
+        for screen in self.screen_stack:
+            if isinstance(screen, StartScreen):
+                screen.after_first_frame()
+        if self.kb is None:
+            self.set_timer(0.05, self.load_rules)
 
     async def on_event(self, event: events.Event) -> None:
         """Keys that come before the knowledge base has loaded (and pastes after them)

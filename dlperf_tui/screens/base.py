@@ -68,16 +68,17 @@ class BaseScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "back":
-            return self._depth() > 1
+            return self._depth() > 0
         return True
 
     def _depth(self) -> int:
-        """Where this screen sits: 1 is the start screen (above Textual's default screen)."""
+        """Where this screen sits: 0 is the start screen (the app's default screen), -1 is
+        not on the stack."""
         stack = self.app.screen_stack
-        return stack.index(self) if self in stack else 0
+        return stack.index(self) if self in stack else -1
 
     def action_back(self) -> None:
-        if self._depth() > 1 and self.app.screen is self:
+        if self._depth() > 0 and self.app.screen is self:
             self.app.pop_screen()
 
 

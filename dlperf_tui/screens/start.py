@@ -11,20 +11,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.lazy import Lazy
 from textual.message import Message
-from textual.widgets import (
-    Button,
-    Static,
-    TabbedContent,
-    TabPane,
-    TextArea,
-    Tree,
-)
+from textual.widget import Widget
+from textual.widgets import Button, ContentSwitcher, Static, TextArea, Tree
 
 from dlperf_tui.messages import Diagnose, StartWalk
 from dlperf_tui.plain import plain_line
 from dlperf_tui.screens.base import AppFooter, BaseScreen, TitleBar
+from dlperf_tui.screens.tabstrip import TabStrip
 from kb.util.textsafe import safe
 
 if TYPE_CHECKING:
@@ -153,28 +147,47 @@ class StartScreen(BaseScreen):
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
-        with TabbedContent(initial="paste-tab", id="start-tabs"):
-            with TabPane("Paste a log", id="paste-tab"):
-                yield Static(INTRO, id="intro")
-                yield Static("", id="recent")
-                yield LogArea(
-                    id="log", soft_wrap=False, placeholder=PLACEHOLDER, show_line_numbers=False
-                )
-                with Horizontal(id="start-buttons"):
-                    yield Button("Diagnose (ctrl+r)", id="diagnose", variant="primary")
-                    yield Button("Open a file (ctrl+o)", id="open")
-                    yield Static("", id="paste-status")
-            # mounted after the first frame: the hidden tab need not slow the start
-            with TabPane("Pick a symptom", id="symptom-tab"), Lazy(Vertical(id="symptom-pane")):
-                yield Tree("Kinds of trouble", id="symptom-tree")
-                yield Static("Loading the knowledge base…", id="symptom-info")
+        with Widget(id="start-tabs"):  # the tabs as one light widget: the first frame sooner
+            yield TabStrip(
+                ("paste-tab", "Paste a log"), ("symptom-tab", "Pick a symptom"), active="paste-tab"
+            )
+            with ContentSwitcher(initial="paste-tab", id="start-panes"):
+                with Widget(id="paste-tab", classes="tab-pane"):
+                    yield Static(INTRO, id="intro")
+                    yield Static("", id="recent")
+                    yield LogArea(
+                        id="log", soft_wrap=False, placeholder=PLACEHOLDER, show_line_numbers=False
+                    )
+                    with Horizontal(id="start-buttons"):
+                        yield Button("Diagnose (ctrl+r)", id="diagnose", variant="primary")
+                        yield Button("Open a file (ctrl+o)", id="open")
+                        yield Static("", id="paste-status")
+                # its tree is mounted after the first frame (`_mount_symptoms`)
+                yield Widget(id="symptom-tab", classes="tab-pane")
         yield AppFooter()
 
     def on_mount(self) -> None:
         self.query_one(LogArea).focus()
-        self._offer_remembered()
         if self.rules is not None:
             self.rules_ready(self.rules)
+
+    def after_first_frame(self) -> None:
+        """What the first frame need not wait for (the app calls this once it is drawn):
+        the hidden tab's tree, the remembered logs."""
+        self._mount_symptoms()
+        self._offer_remembered()
+
+    def _mount_symptoms(self) -> None:
+        """The symptom tab's tree and its text, once (the tab shows nothing before)."""
+        pane = self.query_one("#symptom-tab")
+        if not pane.children:
+            pane.mount(
+                Vertical(
+                    Tree("Kinds of trouble", id="symptom-tree"),
+                    Static("Loading the knowledge base…", id="symptom-info"),
+                    id="symptom-pane",
+                )
+            )
 
     def _offer_remembered(self) -> None:
         """The log files of earlier runs (kb.walk.state): the last one named, ctrl+o opens it."""
@@ -194,7 +207,8 @@ class StartScreen(BaseScreen):
         from kb.rules.schema.models import text_of
 
         self.rules = kb
-        if not self.query("#symptom-tree"):  # the lazy tab is not mounted yet
+        self._mount_symptoms()
+        if not any(tree.is_mounted for tree in self.query("#symptom-tree")):  # filled once it is
             self.call_after_refresh(self.rules_ready, kb)
             return
 
@@ -225,7 +239,7 @@ class StartScreen(BaseScreen):
     def on_paste(self, event: events.Paste) -> None:
         """A paste that landed outside the box (focus elsewhere) goes into it."""
         area = self.query_one(LogArea)
-        self.query_one(TabbedContent).active = "paste-tab"
+        self._show_tab("paste-tab")
         area.focus()
         text = normalise(event.text)
         fresh = area.diagnosed or not area.log_text.strip()
@@ -275,11 +289,21 @@ class StartScreen(BaseScreen):
         self.query_one("#paste-status", Static).update("")
 
     def action_switch_tab(self) -> None:
-        tabs = self.query_one(TabbedContent)
-        tabs.active = "symptom-tab" if tabs.active == "paste-tab" else "paste-tab"
-        target = "#symptom-tree" if tabs.active == "symptom-tab" else "#log"
-        for widget in self.query(target):
+        tab = "symptom-tab" if self.query_one(TabStrip).active == "paste-tab" else "paste-tab"
+        self._show_tab(tab)
+        for widget in self.query("#symptom-tree" if tab == "symptom-tab" else "#log"):
             widget.focus()
+
+    def _show_tab(self, tab: str) -> None:
+        """Show `tab`'s pane at once (a widget in it can take the focus now)."""
+        self.query_one(TabStrip).active = tab
+        self.on_tab_strip_activated(TabStrip.Activated(self.query_one(TabStrip), tab))
+
+    def on_tab_strip_activated(self, message: TabStrip.Activated) -> None:
+        """A tab clicked, or chosen with left and right on the strip."""
+        if message.tab == "symptom-tab":
+            self._mount_symptoms()
+        self.query_one(ContentSwitcher).current = message.tab
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

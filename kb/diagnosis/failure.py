@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kb.diagnosis.decorations import content_start, host_in_decoration
 from kb.diagnosis.lines import host_of, rank_of
 from kb.diagnosis.model import Evidence
 
@@ -122,14 +123,14 @@ def choose(
         chosen = min(lines, key=lambda t: (t[0], t[2].file, t[2].line, t[1]))
     _, _, e, sid = chosen
     spec = spec_of(rules, sid) or {}
-    parties = {(x.file, host_of(x.text), rank_of(x.text, x.file)) for *_, x, _ in lines}
-    rank, host = rank_of(e.text, e.file), host_of(e.text)
+    parties = {(x.file, _host(x.text), rank_of(x.text, x.file)) for *_, x, _ in lines}
+    rank, host = rank_of(e.text, e.file), _host(e.text)
     first = len(parties) == 1
     if ff is not None:
         rank = ff.get("rank") if ff.get("rank") is not None else rank
         host = ff.get("host") or host
         first = True
-    message = " ".join(e.text.split())
+    message = " ".join(e.text[content_start(e.text) :].split())  # the message, not its prefix
     if len(message) > WHAT_MAX:
         message = message[: WHAT_MAX - 1] + "…"
     return FailureSeen(
@@ -145,10 +146,17 @@ def choose(
     )
 
 
+def _host(text: str) -> str | None:
+    """The host a line comes from: NCCL's `host:pid:tid`, else its prefix (Ray's `ip=`,
+    pdsh's `gpu003: `, kubectl's `[pod/NAME/..]`)."""
+    return host_of(text) or host_in_decoration(text)
+
+
 PASTED_LINES = 3  # kb.diagnosis.engine.PASTED_LINES: an input this short is a paste
 
 
-def _pasted_only(rules: Any, sid: str) -> bool:
+def pasted_only(rules: Any, sid: str) -> bool:
+    """Whether failure symptom `sid` counts its catalogue messages only in a paste."""
     return bool((getattr(rules.symptoms[sid], "failure", None) or {}).get("pasted_only"))
 
 
@@ -211,7 +219,7 @@ def catalogue_failures(
     Lines in `known` (a rule's failure signature matched them: it says more) are left."""
     words = catalogue_symptoms(rules)
     if len(lines) > PASTED_LINES:  # a longer input: only messages that end a run count
-        words = {w: sid for w, sid in words.items() if not _pasted_only(rules, sid)}
+        words = {w: sid for w, sid in words.items() if not pasted_only(rules, sid)}
     out: dict[str, list[Evidence]] = {}
     if catalogue is None or not words:
         return out

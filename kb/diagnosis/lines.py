@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kb.diagnosis.decorations import content_start
+
 # "OSError: ...", "torch.distributed.DistBackendError: ...", "[rank0]: RuntimeError: ..."
 _EXCEPTION = re.compile(
     r"^(?:\[[^\]]{1,40}\]:?\s*)?(?:[A-Za-z_][\w]*\.)*"
@@ -41,7 +43,8 @@ LEVEL_FACTOR = {"exception": 1.0, "error": 1.0, "warning": 0.95, "plain": 0.9, "
 
 def level_of(text: str) -> str:
     """'exception', 'error', 'warning', 'info' or 'plain'."""
-    if _EXCEPTION.search(text):
+    at = content_start(text)  # an exception a launcher or logger prefixed is one too
+    if _EXCEPTION.search(text) or (at and _EXCEPTION.search(text[at:])):
         return "exception"
     if " NCCL INFO " in text or _INFO.search(text[:80]):
         return "info"

@@ -8,7 +8,7 @@ C++ is read the Paddle way: `PADDLE_ENFORCE*(cond, ..., errors::Kind("fmt %s", x
 itself as the message argument (Paddle 1.x: `PADDLE_ENFORCE(cond, "fmt %s", x)`);
 `LOG(WARNING) << ...`, `VLOG(0) << ...` stream. Python goes through `pyextract`.
 
-    python scripts/catalogue/paddle_src.py --wheels DIR --src-dir DIR [--tree OUT]
+    python scripts/catalogue/paddle_src.py --wheels DIR [DIR ...] --src-dir DIR
 """
 
 from __future__ import annotations
@@ -32,14 +32,18 @@ CPP = (".cc", ".cpp", ".cu", ".h", ".hpp", ".cuh")
 PY_PARTS = (
     "python/paddle/distributed/launch/", "python/paddle/distributed/fleet/launch",
     "python/paddle/distributed/fleet/elastic/", "python/paddle/distributed/fleet/base/",
-    "python/paddle/distributed/utils/", "python/paddle/distributed/spawn.py",
+    "python/paddle/distributed/utils/", "python/paddle/distributed/utils.py",
+    "python/paddle/distributed/spawn.py",
     "python/paddle/distributed/parallel.py", "python/paddle/distributed/launch.py",
     "python/paddle/utils/install_check.py", "python/paddle/fluid/dygraph/parallel.py",
 )  # fmt: skip
 CPP_PARTS = (
     "paddle/phi/backends/dynload/", "paddle/phi/backends/gpu/", "paddle/phi/core/enforce.h",
-    "paddle/common/enforce.h", "paddle/fluid/platform/", "paddle/fluid/distributed/",
-    "paddle/phi/core/distributed/",
+    "paddle/common/enforce.h", "paddle/fluid/distributed/", "paddle/phi/core/distributed/",
+    "paddle/fluid/platform/dynload/", "paddle/fluid/platform/device_context",
+    "paddle/fluid/platform/nccl_helper", "paddle/fluid/platform/gpu_info",
+    "paddle/fluid/platform/collective_helper", "paddle/fluid/platform/gen_comm_id_helper",
+    "paddle/fluid/platform/enforce.h", "paddle/fluid/platform/device/gpu/",
 )  # fmt: skip
 # PADDLE_ENFORCE* -> index of the message argument when it is a format of its own (1.x)
 ENFORCE = {
@@ -153,7 +157,7 @@ def scan(src: Path) -> tuple[str, list[Seen]]:
 
 
 def _wheel_version(wheel: Path) -> str:
-    m = re.match(r"paddlepaddle(?:_gpu)?-(\d+\.\d+\.\d+)-", wheel.name)
+    m = re.match(r"paddlepaddle(?:_gpu)?-(\d+\.\d+\.\d+)(?:\.post\d+)?-", wheel.name)
     if not m:
         raise ValueError(f"{wheel}: not a paddlepaddle wheel name")
     return m.group(1)
@@ -165,14 +169,16 @@ def main(argv: list[str] | None = None) -> int:
     from gitsrc import version_key
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--wheels", type=Path, required=True, help="paddlepaddle-*.whl files")
+    ap.add_argument(
+        "--wheels", type=Path, nargs="+", required=True, help="folders of paddlepaddle*.whl"
+    )
     ap.add_argument("--src-dir", type=Path, required=True, help="labelled folders (dirscan)")
     args = ap.parse_args(argv)
     try:
-        wheels = sorted(args.wheels.glob("paddlepaddle*.whl"), key=lambda w: version_key(
-            _wheel_version(w)))  # fmt: skip
+        found = [w for d in args.wheels for w in d.glob("paddlepaddle*.whl")]
+        wheels = sorted(found, key=lambda w: version_key(_wheel_version(w)))
         if not wheels:
-            raise ValueError(f"{args.wheels}: no paddlepaddle wheel")
+            raise ValueError(f"{' '.join(map(str, args.wheels))}: no paddlepaddle wheel")
         for wheel in wheels:
             n = wheel_tree(wheel, args.src_dir / _wheel_version(wheel))
             print(f"{wheel.name}: {n} files")

@@ -95,7 +95,7 @@ def test_the_versions_say_what_was_read(cat: Catalogue) -> None:
     assert libs["paramiko"].versions == "2.4.3-3.5.1"
     assert libs["tensorflow"].versions == "1.x-2.13"
     assert libs["torch"].versions == "1.x-2.13.0"
-    assert libs["paddle"].versions == "2.x-3.x"
+    assert libs["paddle"].versions == "1.8.5-3.x"  # wheels 1.8.5-3.3.1, .cc read (2.x, 3.x)
     assert libs["mxnet"].versions == "1.0.0-1.9.1"  # every release tag from 1.0.0 (mxnet_src.py)
     dist = [m for m in cat.by_library("mxnet") if "USE_DIST_KVSTORE" in m.template]
     assert [(m.level, m.class_, m.symptom) for m in dist] == [("fatal", "symptom", "unsupported")]

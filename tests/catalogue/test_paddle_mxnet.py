@@ -128,6 +128,8 @@ def test_a_wheel_is_laid_out_by_repository_paths(tmp_path: Path) -> None:
     kept = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
     assert kept == ["paddle/phi/backends/gpu/gpu_info.h", "python/paddle/distributed/spawn.py"]
     assert paddle_src._wheel_version(wheel) == "3.3.1"
+    gpu = tmp_path / "paddlepaddle_gpu-1.8.5.post107-cp37-cp37m-manylinux1_x86_64.whl"
+    assert paddle_src._wheel_version(gpu) == "1.8.5"
 
 
 def test_the_releases_read_are_the_versions(cat: Catalogue) -> None:
@@ -136,8 +138,14 @@ def test_the_releases_read_are_the_versions(cat: Catalogue) -> None:
     tune = [m for m in cat.by_library("mxnet") if m.template.startswith("Running performance")]
     # the wording changed in 1.5.0 ("setting env variable" -> "set the environment variable")
     assert sorted(m.versions for m in tune) == ["1.0.0-1.4.1", "1.5.0-1.9.1"]
-    spawn = [m for m in cat.by_library("paddle") if "spawn processes" in m.template]
-    assert {m.versions for m in spawn} == {"2.6.2", "3.0.0-3.3.1"}
+    assert libs["paddle"].versions == "1.8.5-3.x"
+    spawn = [
+        m
+        for m in cat.by_library("paddle")
+        if "spawn processes" in m.template and "`CUDA_VISIBLE_DEVICES`" in m.template
+    ]
+    # %-formatted through 2.6.2, an f-string from 3.0.0: one entry per wording
+    assert sorted(m.versions for m in spawn) == ["2.0.2-2.6.2", "3.0.0-3.3.1"]
 
 
 # (real line, library, label of its most specific entry)

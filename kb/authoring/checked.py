@@ -44,9 +44,11 @@ def load_rules(root: Path | None = None) -> CompiledRules:
     if cached is not None:
         return cached
     # the key is taken before reading, and checked after: a rule edited meanwhile must not be
-    # cached under a key that says its new content
+    # cached under a key that says its new content (the fingerprint, taken first, then only
+    # names the key of older content: it is never seen again)
+    fingerprint = compiled_mod.fingerprint_of(root)
     key = compiled_mod.rules_key(root)
     compiled = compiled_mod.from_kb(load_kb(root), key)
     if compiled_mod.rules_key(root) == key:
-        compiled_mod.save(compiled)
+        compiled_mod.save(compiled, fingerprint)
     return compiled

@@ -42,7 +42,9 @@ class OneLineParser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; with `command`, only that subcommand's (its module alone is
+    imported: `dlperf-help diagnose` must not pay for the other eight)."""
     parser = OneLineParser(
         prog="dlperf-help",
         description="Troubleshoot distributed deep-learning jobs: diagnose logs, walk the "
@@ -54,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--rules", metavar="DIR", help="use the rules in DIR instead of the shipped ones"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
-    for name in SUBCOMMANDS:
+    for name in [command] if command else SUBCOMMANDS:
         module = importlib.import_module(f"kb.cli.{name}")
         p = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(p)
@@ -65,13 +67,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def command_of(args: Sequence[str]) -> str | None:
+    """The subcommand `args` run when nothing but `--rules DIR` comes before it (the only
+    case in which the top-level parser has nothing to say beyond dispatching), else None."""
+    i = 0
+    while i < len(args) and (args[i] == "--rules" or args[i].startswith("--rules=")):
+        i += 2 if args[i] == "--rules" else 1
+    return args[i] if i < len(args) and args[i] in SUBCOMMANDS else None
+
+
 def main(
     argv: Sequence[str] | None = None, open_tui: Callable[[Path | None], int] | None = None
 ) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     before = os.environ.get("DLPERF_HELP_RULES")
     try:
-        parser = build_parser()
+        parser = build_parser(command_of(args_list))
         args = parser.parse_args(args_list)
         if args.rules:
             os.environ["DLPERF_HELP_RULES"] = args.rules

@@ -15,6 +15,7 @@ last computed (`_fingerprint`), and hashes them only when something moved.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -366,36 +367,54 @@ def _fingerprint(root: Path) -> tuple[str, bool]:
     changed too recently for its stat to prove it unchanged later).
 
     Any write to a file moves its change time (`st_ctime_ns`, which no tool can set back)
-    and moves it past the moment the fingerprint was taken; files added or removed change
-    the listing. So an equal fingerprint, taken from files none of which had changed in
-    the `RACY_NS` before it was recorded, means the content key recorded beside it still
-    holds. The catalogue's files are all its `*.yaml` and modules (a superset of what its
-    content key reads: a superset can only miss the shortcut, never mislead it)."""
+    past the moment the fingerprint was taken; files added or removed change the listing.
+    So an equal fingerprint, taken from files none of which had changed in the `RACY_NS`
+    before it was recorded, means the content key recorded beside it still holds. The
+    files are a superset of those the key reads (every `*.yaml`/`*.yml` under the rules
+    folder, the catalogue's `*.yaml` and modules): a superset can only miss the shortcut,
+    never mislead it."""
     from kb.util.paths import catalogue_dir
 
     catalogue = catalogue_dir()
     package = Path(__file__).resolve().parents[1] / "rules" / "catalogue"
-    files = [
-        *_engine_sources(),
-        *sorted(package.glob("*.py")),
-        *sorted(catalogue.glob("*.yaml")),
-        catalogue / "symptoms.yaml",
-        *rule_files(root),
-    ]
     h = hashlib.blake2b(
         f"{FORMAT}\0{root}\0{catalogue}".encode(errors="surrogateescape"), digest_size=16
     )
     newest = 0
-    for path in files:
+    paths = [
+        *map(str, _engine_sources()),
+        *_listing(str(package), (".py",), False),
+        *_listing(str(catalogue), (".yaml",), False),
+        os.path.join(catalogue, "symptoms.yaml"),
+        *_listing(str(root), (".yaml", ".yml"), True),
+    ]
+    for path in paths:
+        stamp: tuple[object, ...]
         try:
             st = os.stat(path)
             stamp = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_mode)
             newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
-            link = os.readlink(path) if path.is_symlink() else ""
+            link = os.readlink(path) if os.path.islink(path) else ""
         except (OSError, ValueError) as exc:
             stamp, link = (type(exc).__name__,), ""
         h.update(f"{path}\0{stamp}\0{link}\0".encode(errors="surrogateescape"))
     return h.hexdigest(), newest > time.time_ns() - RACY_NS
+
+
+def _listing(folder: str, suffixes: tuple[str, ...], deep: bool) -> list[str]:
+    """The paths of the entries of `folder` (and, when `deep`, of its sub-folders, links to
+    folders not followed, as `os.walk` does) whose names end in `suffixes`, sorted."""
+    out: list[str] = []
+    try:
+        with os.scandir(folder) as entries:
+            for e in entries:
+                if e.name.endswith(suffixes):
+                    out.append(e.path)
+                if deep and e.is_dir(follow_symlinks=False):
+                    out.extend(_listing(e.path, suffixes, deep))
+    except OSError:
+        pass
+    return sorted(out)
 
 
 def cache_path(key: str) -> Path:
@@ -444,18 +463,54 @@ def load_cached(root: Path) -> CompiledRules | None:
     compiled = cachepickle.load(cache_path(key), _cache_classes())
     if not isinstance(compiled, CompiledRules) or compiled.key != key:
         return None
-    if not known and not racy:
-        with contextlib.suppress(OSError):
-            write_atomic(_fingerprint_path(fingerprint), key.encode("ascii"))
+    if not known:
+        _remember(fingerprint, racy, key)
     return compiled
 
 
-def save(compiled: CompiledRules) -> None:
-    """Write the cache; a cache directory that cannot be written is not an error. What is
-    cached is the rules as their JSON form gives them back (tuples, floats, plain dicts),
-    so a warm run sees exactly what the run that compiled them would have read back."""
+def fingerprint_of(root: Path) -> tuple[str, bool]:
+    """`root`'s fingerprint, to take before its key (see `_fingerprint`): for `save`."""
+    return _fingerprint(root)
+
+
+def _remember(fingerprint: str, racy: bool, key: str) -> None:
+    if not racy:
+        with contextlib.suppress(OSError):
+            write_atomic(_fingerprint_path(fingerprint), key.encode("ascii"))
+
+
+def save(compiled: CompiledRules, fingerprint: tuple[str, bool] | None = None) -> None:
+    """Write the cache, and the key for the `fingerprint` taken before the key was (so
+    the next run need not hash the files); a cache directory that cannot be written is
+    not an error. What is cached is the rules as their JSON form gives them back
+    (tuples, floats, plain dicts), so a warm run sees exactly what the run that compiled
+    them would have read back."""
     canonical = CompiledRules.from_json(json.loads(json.dumps(compiled.to_json())))
-    cachepickle.save(cache_path(compiled.key), canonical)
+    cachepickle.save(cache_path(compiled.key), _shared(canonical))
+    if fingerprint is not None and cache_path(compiled.key).exists():
+        _remember(*fingerprint, compiled.key)
+
+
+def _shared(compiled: CompiledRules) -> CompiledRules:
+    """The same rules with equal matchers and matcher tuples made one object (the catalogue's
+    signatures repeat their cause's matchers as vetoes: 4,762 matchers, 1,132 distinct), so
+    the pickle holds, and a warm run builds, each once. Specs are frozen: sharing is safe."""
+    seen: dict[tuple[object, str], Any] = {}
+
+    def one(x: Any) -> Any:
+        return seen.setdefault((x, repr(x)), x)  # repr: 85 and 85.0 are equal, not the same
+
+    nodes: list[CauseSpec | SymptomSpec] = [*compiled.causes.values(), *compiled.symptoms.values()]
+    for node in nodes:
+        node.signatures = [
+            dataclasses.replace(
+                s,
+                matchers=one(tuple(one(m) for m in s.matchers)),
+                unless=one(tuple(one(m) for m in s.unless)),
+            )
+            for s in node.signatures
+        ]
+    return compiled
 
 
 def ensure_compiled(rules: Any) -> CompiledRules:

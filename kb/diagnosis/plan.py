@@ -16,8 +16,10 @@ at them; only vetoes whose automaton hit proves the veto (`line_exact`) take par
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from functools import cache, cached_property
+from pathlib import Path
 from typing import Any
 
 from kb.diagnosis.analyzers import default_analyzers
@@ -29,9 +31,10 @@ from kb.diagnosis.decorations import (
     without_anchors,
     without_line_anchors,
 )
-from kb.diagnosis.matching import CompiledMatcher, MatcherSpec, anchor_regex
+from kb.diagnosis.matching import CompiledMatcher, MatcherSpec, SignatureSpec, anchor_regex
 from kb.diagnosis.reader import MAX_LINE, Block
 from kb.diagnosis.scanner import Pattern, Scanner
+from kb.util import cachepickle
 from kb.util.regexlit import literal
 
 
@@ -140,37 +143,84 @@ class VetoIndex:
         return Block(out, 0, len(out), block.first_line, block.lines, 0)
 
 
+class SignaturePart:
+    """The plan's part that depends on the signatures alone (most of its cost: a prefilter
+    pattern for each of thousands of matchers), cached on disk beside the compiled rules
+    (`_cached_part`): the prefilter patterns in order, who takes each one's lines, each
+    signature's matchers' pattern ids, and the exact line-veto patterns with each
+    signature's ids among them. A plain class: a dataclass costs a millisecond to make
+    at every start, and this one is never compared."""
+
+    def __init__(
+        self,
+        patterns: tuple[Pattern, ...],
+        consumers: tuple[tuple[Consumer, ...], ...],
+        pids_of: tuple[tuple[int, ...], ...],
+        veto_patterns: tuple[Pattern, ...],
+        vetoes_of: dict[int, tuple[int, ...]],
+    ) -> None:
+        self.patterns = patterns
+        self.consumers = consumers
+        self.pids_of = pids_of
+        self.veto_patterns = veto_patterns
+        self.vetoes_of = vetoes_of
+
+
+def signature_part(specs: list[tuple[str, SignatureSpec]]) -> SignaturePart:
+    """Build the signatures' part of a plan (`Plan` adds the analyzers' taps after it)."""
+    patterns: list[Pattern] = []
+    index: dict[Pattern, int] = {}
+    consumers: list[list[Consumer]] = []
+
+    def consume(pattern: Pattern, consumer: Consumer) -> int:
+        pid = index.setdefault(pattern, len(patterns))
+        if pid == len(patterns):
+            patterns.append(pattern)
+            consumers.append([])
+        consumers[pid].append(consumer)
+        return pid
+
+    veto_patterns: list[Pattern] = []
+    veto_ids: dict[Pattern, int] = {}
+    by_sig: dict[int, list[int]] = {}
+    pids_of: list[tuple[int, ...]] = []
+    for si, (_rid, spec) in enumerate(specs):
+        pids_of.append(
+            tuple(consume(prefilter(m), MatcherLine(si, mi)) for mi, m in enumerate(spec.matchers))
+        )
+        for v in spec.unless:
+            if v.scope == "log":
+                consume(prefilter(v), LogVeto(si))
+            elif (p := exact_pattern(v)) is not None:
+                vid = veto_ids.setdefault(p, len(veto_patterns))
+                if vid == len(veto_patterns):
+                    veto_patterns.append(p)
+                by_sig.setdefault(si, []).append(vid)
+    return SignaturePart(
+        tuple(patterns),
+        tuple(tuple(c) for c in consumers),
+        tuple(pids_of),
+        tuple(veto_patterns),
+        {si: tuple(sorted(set(v))) for si, v in by_sig.items()},
+    )
+
+
 class Plan:
     """Prefilter patterns, their consumers and the scanners, for one rules object."""
 
     def __init__(self, rules: CompiledRules, use_hyperscan: bool) -> None:
         self.specs = rules.signatures()
-        self.patterns: list[Pattern] = []
-        self._index: dict[Pattern, int] = {}
-        self.consumers: list[list[Consumer]] = []  # pattern id -> who takes its lines
-        veto_patterns: list[Pattern] = []
-        veto_ids: dict[Pattern, int] = {}
-        by_sig: dict[int, list[int]] = {}
-        self.pids_of: list[list[int]] = []  # signature index -> its matchers' pattern ids
-        for si, (_rid, spec) in enumerate(self.specs):
-            self.pids_of.append(
-                [
-                    self._consume(prefilter(m), MatcherLine(si, mi))
-                    for mi, m in enumerate(spec.matchers)
-                ]
-            )
-            for v in spec.unless:
-                if v.scope == "log":
-                    self._consume(prefilter(v), LogVeto(si))
-                elif (p := exact_pattern(v)) is not None:
-                    vid = veto_ids.setdefault(p, len(veto_patterns))
-                    if vid == len(veto_patterns):
-                        veto_patterns.append(p)
-                    by_sig.setdefault(si, []).append(vid)
+        part = _cached_part(rules, self.specs)
+        self.patterns: list[Pattern] = list(part.patterns)
+        self._index: dict[Pattern, int] = {p: i for i, p in enumerate(self.patterns)}
+        # pattern id -> who takes its lines
+        self.consumers: list[list[Consumer]] = [list(c) for c in part.consumers]
+        self.pids_of = part.pids_of  # signature index -> its matchers' pattern ids
         analyzers = default_analyzers()
         # the analyzers' classes in their order: a session's analyzers are made from them
         self.analyzer_kinds: tuple[type[Analyzer], ...] = tuple(type(a) for a in analyzers)
         self.taps: list[PlannedTap] = []
+        tapped: set[int] = set()  # the ids of the patterns an analyzer's tap takes lines of
         for ai, a in enumerate(analyzers):
             for tap in a.taps:
                 pattern = tap.pattern
@@ -179,10 +229,13 @@ class Plan:
                     planned = PlannedTap(ai, tap, True, _compile_tap(tap))
                     pattern = without_line_anchors(pattern)
                 self.taps.append(planned)
-                self._consume(Pattern(pattern, tap.ignore_case, tap.frequent), TapLine(planned))
+                tapped.add(
+                    self._consume(Pattern(pattern, tap.ignore_case, tap.frequent), TapLine(planned))
+                )
+        # matchers confirm each candidate line; analyzer taps trust theirs
+        self._approximate = frozenset(range(len(self.patterns))) - tapped
         self.use_hyperscan = use_hyperscan
-        exact = {si: tuple(sorted(set(v))) for si, v in by_sig.items()}
-        self.vetoes = VetoIndex(veto_patterns, exact, use_hyperscan)
+        self.vetoes = VetoIndex(list(part.veto_patterns), part.vetoes_of, use_hyperscan)
         self._scanner: Scanner | None = None
 
     def new_analyzers(self) -> list[Analyzer]:
@@ -205,13 +258,7 @@ class Plan:
     @property
     def scanner(self) -> Scanner:
         if self._scanner is None:
-            # matchers confirm each candidate line; analyzer taps trust theirs
-            approximate = frozenset(
-                pid
-                for pid, cons in enumerate(self.consumers)
-                if not any(isinstance(c, TapLine) for c in cons)
-            )
-            self._scanner = Scanner(self.patterns, self.use_hyperscan, approximate)
+            self._scanner = Scanner(self.patterns, self.use_hyperscan, self._approximate)
         return self._scanner
 
 
@@ -221,6 +268,55 @@ def plan_for(rules: CompiledRules, use_hyperscan: bool = True) -> Plan:
         rules.plans[use_hyperscan] = Plan(rules, use_hyperscan)
     plan: Plan = rules.plans[use_hyperscan]
     return plan
+
+
+PART_FORMAT = "dlperf-plan-part/1"
+
+
+def _part_sources() -> list[Path]:
+    """The modules that decide a signature's prefilter pattern: a part cached by another
+    version of them is never read back."""
+    here = Path(__file__).resolve().parent
+    util = here.parent / "util"
+    names = ("plan.py", "decorations.py", "matching.py", "shapes.py", "scanner.py", "specs.py")
+    return [*(here / n for n in names), util / "regexlit.py"]
+
+
+def part_key(rules_key: str) -> str:
+    """The cache key of the signature part of the rules whose content key is `rules_key`."""
+    h = hashlib.blake2b(f"{PART_FORMAT}\0{rules_key}\0".encode(), digest_size=16)
+    for source in _part_sources():
+        try:
+            h.update(source.read_bytes())
+        except OSError:
+            h.update(b"\0missing")
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def part_path(key: str) -> Path:
+    from kb.util.paths import cache_dir
+
+    return cache_dir() / f"plan-{key}.pickle"
+
+
+def _cached_part(rules: CompiledRules, specs: list[tuple[str, SignatureSpec]]) -> SignaturePart:
+    """The signature part of `rules`' plan: read back from the cache when the rules come
+    from theirs (they have a content key) and it holds one made by these modules, else
+    built (and then cached). Rules compiled in memory have no key: built every time."""
+    if not rules.key:
+        return signature_part(specs)
+    key = part_key(rules.key)
+    allowed = cachepickle.allow(SignaturePart, Pattern, MatcherLine, LogVeto)
+    got = cachepickle.load(part_path(key), allowed)
+    ids = [(rid, spec.id, len(spec.matchers)) for rid, spec in specs]  # rules edited in memory
+    if isinstance(got, tuple) and len(got) == 4 and got[:3] == (PART_FORMAT, key, ids):
+        part = got[3]
+        if isinstance(part, SignaturePart):
+            return part
+    part = signature_part(specs)
+    cachepickle.save(part_path(key), (PART_FORMAT, key, ids, part))
+    return part
 
 
 def _compile_tap(tap: Tap) -> object | None:

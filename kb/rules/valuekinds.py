@@ -16,8 +16,6 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Literal, Protocol, get_args
 
-from kb.runners.hosts import is_host, is_iface
-
 
 class ParamDoc(Protocol):
     """A rule's declaration of a placeholder (`kb.rules.schema.models.ParamDoc`): named
@@ -133,6 +131,8 @@ def _host_entry(entry: str) -> bool:
 
 
 def _is_host(value: str) -> bool:
+    from kb.runners.hosts import is_host  # the runners' modules only when a host is checked
+
     return value.isascii() and not value.startswith("-") and is_host(value)
 
 
@@ -143,6 +143,8 @@ def _iface_list(value: str) -> bool:
 
 
 def _iface(value: str) -> bool:
+    from kb.runners.hosts import is_iface
+
     return not value.startswith("-") and is_iface(value)
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kb.diagnosis.candidates import symptom_candidates
-from kb.diagnosis.failure import catalogue_symptoms, message_class
+from kb.diagnosis.failure import catalogue_symptoms, message_class, pasted_only
 from kb.diagnosis.lines import level_of
 from kb.diagnosis.model import BASIS_APPROXIMATE, Approximate, CauseResult, Evidence
 from kb.diagnosis.shapes import mask
@@ -78,7 +78,7 @@ def words_of(shaped: str) -> frozenset[str]:
 
 
 _CORPORA: dict[tuple[str, int], list[Known]] = {}
-CACHE_FORMAT = "dlperf-approximate/2"
+CACHE_FORMAT = "dlperf-approximate/3"  # 3: no messages of pasted-only failures
 
 
 def known_messages(rules: Any, catalogue: Any = None) -> list[Known]:
@@ -165,6 +165,9 @@ def _collect(rules: Any, catalogue: Any) -> Iterable[Known]:
     if catalogue is None:
         return
     words = catalogue_symptoms(rules)
+    # a message of a failure that counts only when pasted says what failed, not why: a
+    # typed line close to it names nothing (its exact paste is that failure, engine.py)
+    words = {w: sid for w, sid in words.items() if not pasted_only(rules, sid)}
     for m in getattr(catalogue, "messages", ()):
         cls = message_class(m)
         cause = str(getattr(m, "cause", "") or "") if cls == "cause" else ""
@@ -222,36 +225,59 @@ def closest(
     corpus = known_messages(rules, catalogue)
     best: dict[str, tuple[float, Known, tuple[str, int, str]]] = {}
     for item in lines:
-        line_shape = shape(item[2])
-        line_words = words_of(line_shape)
-        ends = cut_ends(line_shape)
-        if (
-            len(line_shape) < MIN_CHARS
-            or len(_WORD.findall(line_shape)) < MIN_WORDS
-            or level_of(item[2]) == "info"
-        ):
+        if level_of(item[2]) == "info":
             continue
-        near: dict[str, tuple[float, Known]] = {}
-        negated: dict[str, float] = {}  # meaning -> how close a message known not to be it
-        for k in corpus:
-            s = score(line_shape, line_words, k, ends)
-            if s < THRESHOLD:
-                continue
-            if not k.negates and k.source.startswith("rules/") and k.shape == line_shape:
-                # the same shape as a rule's own example, and yet no signature fired: the
-                # rule tells them apart by the values the shape masks (a dataset's path, not
-                # any missing file), so its example says nothing about this line
-                continue
-            if k.negates:
-                negated[k.negates] = max(s, negated.get(k.negates, 0.0))
-            elif s > near.get(k.meaning, (0.0,))[0]:
-                near[k.meaning] = (s, k)
-        for meaning, (s, k) in near.items():
-            if s <= max(negated.get(meaning, 0.0), negated.get("*", 0.0)):
-                continue  # as close to what this rule says it is not (or to a benign one)
-            if s > best.get(meaning, (0.0,))[0]:
-                best[meaning] = (s, k, item)
+        for line_shape in _spans(item[2]):
+            _closest_to(corpus, line_shape, item, best)
     return sorted(best.values(), key=lambda t: (-t[0], t[1].meaning))
+
+
+_AFTER = re.compile(r"[:：]\s*|\s+-\s+")  # where a title or a sentence hands over to the message
+_PROSE = re.compile(r"[^\W\d_]+(?:\s+[^\W\d_]+)+")  # two words or more, letters only
+
+
+def _spans(text: str) -> list[str]:
+    """The shapes to compare of one line: the whole line, and, when it opens with the
+    user's own words and a colon (`Distributed model training with nccl error：NCCL WARN
+    NET/IB Got completion error 12`), what follows them: those words would hide it."""
+    out = [shape(text)]
+    m = _AFTER.search(text)
+    if m is not None and _PROSE.fullmatch(text[: m.start()].strip()):
+        out.append(shape(text[m.end() :]))
+    return [
+        p for p in dict.fromkeys(out) if len(p) >= MIN_CHARS and len(_WORD.findall(p)) >= MIN_WORDS
+    ]
+
+
+def _closest_to(
+    corpus: list[Known],
+    line_shape: str,
+    item: tuple[str, int, str],
+    best: dict[str, tuple[float, Known, tuple[str, int, str]]],
+) -> None:
+    """Fold the known messages close to one shape of a line into `best` (per meaning)."""
+    line_words = words_of(line_shape)
+    ends = cut_ends(line_shape)
+    near: dict[str, tuple[float, Known]] = {}
+    negated: dict[str, float] = {}  # meaning -> how close a message known not to be it
+    for k in corpus:
+        s = score(line_shape, line_words, k, ends)
+        if s < THRESHOLD:
+            continue
+        if not k.negates and k.source.startswith("rules/") and k.shape == line_shape:
+            # the same shape as a rule's own example, and yet no signature fired: the
+            # rule tells them apart by the values the shape masks (a dataset's path, not
+            # any missing file), so its example says nothing about this line
+            continue
+        if k.negates:
+            negated[k.negates] = max(s, negated.get(k.negates, 0.0))
+        elif s > near.get(k.meaning, (0.0,))[0]:
+            near[k.meaning] = (s, k)
+    for meaning, (s, k) in near.items():
+        if s <= max(negated.get(meaning, 0.0), negated.get("*", 0.0)):
+            continue  # as close to what this rule says it is not (or to a benign one)
+        if s > best.get(meaning, (0.0,))[0]:
+            best[meaning] = (s, k, item)
 
 
 def approximate_causes(

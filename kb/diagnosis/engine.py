@@ -75,11 +75,13 @@ def _unnamed(
     catalogue = failure.load_catalogue()
     known = failure.rule_failure_lines(rules, outcome.results, facts.get("context"))
     seen = failure.catalogue_failures(rules, catalogue, short, known)
-    if seen:
+    if seen and not all(failure.pasted_only(rules, sid) for sid in seen):
         diag = rank(rules, outcome.results, reports, facts, seen)
         if diag.causes or diag.failure is not None:
             return diag
-    if observed and len(short) <= EXCERPT_LINES and not facts.get("completed"):
+    # else a pasted message that says only what failed: a known message closer to it may
+    # name its cause (below); the failure stays
+    if not seen and observed and len(short) <= EXCERPT_LINES and not facts.get("completed"):
         # an excerpt of a few lines where nothing failed, of which some are a cause's
         # notes: those lines are what the user asks about ("NET/IB : No device found")
         diag = rank(rules, outcome.results, reports, facts)

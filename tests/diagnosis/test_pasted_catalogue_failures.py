@@ -22,7 +22,8 @@ def test_pasted_socket_error_is_a_network_failure(shipped) -> None:
     assert diag.failure is not None
     assert diag.failure.symptom == "network-error-reported"
     ids = [c.id for c in diag.causes]
-    assert "nccl-ib-missing" in ids[:3] and all(c.basis == "symptom" for c in diag.causes)
+    assert "nccl-ib-missing" in ids[:3]
+    assert all(c.basis in ("symptom", "approximate") for c in diag.causes)
     assert diag.to_json()["failure"]["kind"] == "exception"
 
 

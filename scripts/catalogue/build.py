@@ -107,6 +107,17 @@ def _gloo(git_dir: Path) -> tuple[str, list[Seen]]:
     return csources.scan_gloo(git_dir)
 
 
+# libraries read as snapshots (`tfsources`: git trees of forks and google/tsl, and released
+# wheels, listed one a line): `build.py tensorflow --snapshots FILE`
+SNAPSHOT_SOURCES = {
+    "tensorflow": (
+        "https://github.com/tensorflow/tensorflow (1.13-2.1 tags; Python of the 2.2-2.20 wheels;"
+        " C++ of google/tsl and of 2.19-2.22 trees)",
+        "tf_keep",
+    ),
+    "tensorflow-datasets": ("https://github.com/tensorflow/datasets (PyPI wheels)", "tfds_keep"),
+}
+
 # libraries read file by file (`dirscan`: `<dir>/VERSIONS` and one folder per version),
 # where the repository is too large for a mirror: `build.py torch --src-dir DIR`
 DIR_SOURCES = {
@@ -167,9 +178,12 @@ def reclassify(table: Table) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("library", nargs="?", choices=sorted({*SOURCES, *DIR_SOURCES}))
+    ap.add_argument(
+        "library", nargs="?", choices=sorted({*SOURCES, *DIR_SOURCES, *SNAPSHOT_SOURCES})
+    )
     ap.add_argument("--git-dir", type=Path)
     ap.add_argument("--src-dir", type=Path, help="files read one by one (see dirscan.py)")
+    ap.add_argument("--snapshots", type=Path, help="snapshot listing (see tfsources.py)")
     ap.add_argument("--reclassify", action="store_true")
     args = ap.parse_args(argv)
     try:
@@ -177,7 +191,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.reclassify:
             reclassify(table)
             return 0
-        if args.library in DIR_SOURCES and args.src_dir:
+        if args.library in SNAPSHOT_SOURCES and args.snapshots:
+            import tfsources
+
+            source, keep = SNAPSHOT_SOURCES[args.library]
+            snapshots = tfsources.read_listing(args.snapshots)
+            versions, seen = tfsources.scan(snapshots, getattr(tfsources, keep))
+        elif args.library in DIR_SOURCES and args.src_dir:
             import dirscan
 
             source = DIR_SOURCES[args.library]

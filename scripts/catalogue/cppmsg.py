@@ -151,6 +151,8 @@ def _call_text(text: str, i: int, name: str) -> str | None:
     if name in FMT:
         i = _skip_space(text, i)
         lit = _literal_run(text, i)
+        if lit and name == "absl::StrFormat":
+            return lit[0]  # printf-style already, unlike libfmt's `{}`
         return _fmt_to_printf(lit[0]) if lit else None
     _, first = CONCAT[name]
     for _ in range(first):

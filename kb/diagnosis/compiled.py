@@ -326,7 +326,7 @@ def _engine_sources() -> list[Path]:
     """The modules that define the compiled form: a cache written by another version of
     them (an upgrade, a checkout with edits) must never be read back. Named by place, not
     imported: the warm path must not load the catalogue's modules."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).parent  # absolute: imported modules have absolute paths
     templates = here.parent / "rules" / "catalogue" / "templates.py"
     return [here / "compiled.py", here / "specs.py", here / "matching.py", templates]
 
@@ -376,7 +376,7 @@ def _fingerprint(root: Path) -> tuple[str, bool]:
     from kb.util.paths import catalogue_dir
 
     catalogue = catalogue_dir()
-    package = Path(__file__).resolve().parents[1] / "rules" / "catalogue"
+    package = Path(__file__).parents[1] / "rules" / "catalogue"
     h = hashlib.blake2b(
         f"{FORMAT}\0{root}\0{catalogue}".encode(errors="surrogateescape"), digest_size=16
     )

@@ -276,7 +276,7 @@ PART_FORMAT = "dlperf-plan-part/1"
 def _part_sources() -> list[Path]:
     """The modules that decide a signature's prefilter pattern: a part cached by another
     version of them is never read back."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).parent  # absolute: imported modules have absolute paths
     util = here.parent / "util"
     names = ("plan.py", "decorations.py", "matching.py", "shapes.py", "scanner.py", "specs.py")
     return [*(here / n for n in names), util / "regexlit.py"]

@@ -7,6 +7,7 @@ pasted log take, whole process?
     python benchmarks/diagnose_bench.py --size-mb 1024          # the issue's 1 GB
     python benchmarks/diagnose_bench.py --kinds dense,sparse    # the generated shapes
     python benchmarks/diagnose_bench.py --kinds flood --size-mb 130   # a line-veto flood
+    python benchmarks/diagnose_bench.py --skip-grep --rss-mb 20,100,500  # RSS flat in size?
 
 *real-dense* and *real-sparse* (benchmarks/reallog.py) are made of the healthy logs of
 corpora/ with one labelled failing log of corpora/ planted at 60 %: the lines real jobs
@@ -202,6 +203,12 @@ def main() -> int:
         "--grep-limit-s", type=float, default=900, help="stop grep after this long (wall)"
     )
     ap.add_argument("--skip-no-catalogue", action="store_true")
+    ap.add_argument(
+        "--rss-mb",
+        default="",
+        metavar="MB,MB,...",
+        help="also the peak RSS of diagnose on each kind at these sizes (is it flat?)",
+    )
     ap.add_argument("--results", type=Path, default=ROOT / "benchmarks/results/diagnose-latest")
     args = ap.parse_args()
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
@@ -265,6 +272,8 @@ def main() -> int:
                 row["grep"]["cpu_s"] / max(row["diagnose"]["cpu_s"], 1e-3), 2
             )
         result["logs"][kind] = row
+        if args.rss_mb:
+            row["rss_by_size"] = rss_by_size(exe, env, kind, args.dir, args.rss_mb)
 
     small, small_cpu, srss = [], [], 0
     # as a second run finds it: the rules' key recorded for their files' fingerprint (the
@@ -288,6 +297,19 @@ def main() -> int:
     args.results.with_suffix(".md").write_text(md)
     print(f"written: {args.results}.md, .json")
     return 0
+
+
+def rss_by_size(exe: str, env: dict[str, str], kind: str, where: Path, sizes: str) -> list[Any]:
+    """(MB, peak RSS in MB, CPU s) of `diagnose --json` on a `kind` log of each size: the
+    memory a diagnosis holds must not grow with the log."""
+    stem, gen, _planted = KINDS[kind]
+    out = []
+    for mb in (int(x) for x in sizes.split(",") if x.strip()):
+        log = gen(where / f"{stem}-{mb}mb.log", mb * 1024 * 1024)
+        _wall, rss, _code, _out, cpu = run_measured([exe, "diagnose", "--json", str(log)], env)
+        out.append([round(log.stat().st_size / 1e6), rss, round(cpu, 1)])
+        print(f"{kind} {mb} MB: peak RSS {rss} MB, CPU {cpu:.1f} s", flush=True)
+    return out
 
 
 def markdown(r: dict[str, Any]) -> str:
@@ -345,6 +367,10 @@ def markdown(r: dict[str, Any]) -> str:
                 f" (CPU); time ratio grep/diagnose{bound} {row['ratio_grep_over_diagnose_wall']}"
                 f" (wall), {row['ratio_grep_over_diagnose_cpu']} (CPU)"
             )
+    for kind, row in r["logs"].items():
+        if row.get("rss_by_size"):
+            sizes = ", ".join(f"{rss} MB at {mb:,} MB" for mb, rss, _cpu in row["rss_by_size"])
+            out.append(f"- {kind}: peak RSS of diagnose by the log's size: {sizes}")
     s = r["small_log"]
     out.append(
         f"- small pasted log ({s['file']}), whole process, median of 5: "

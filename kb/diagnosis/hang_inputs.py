@@ -96,6 +96,8 @@ def _ras_text(name: str) -> str:
     if name == "-":
         return ""
     try:
+        if not _has_marker(name):
+            return ""
         stream = reader.open_input(name)
         try:
             data = stream.read(RAS_SCAN_BYTES)
@@ -105,6 +107,30 @@ def _ras_text(name: str) -> str:
         return ""  # the log's own reading reports it
     text = data.decode("utf-8", "replace")
     return text if ras.looks_like(text) else ""
+
+
+_MARKERS_B = tuple(m.encode() for m in ras.MARKERS)  # ASCII: found in the bytes as in the text
+
+
+def _has_marker(name: str) -> bool:
+    """Whether a RAS report's marker is in the first `RAS_SCAN_BYTES`, read a megabyte at
+    a time: the text of 8 MB (up to 32 MB as a str) is built only for a report."""
+    reach = max(map(len, _MARKERS_B)) - 1
+    stream = reader.open_input(name)
+    try:
+        left, tail = RAS_SCAN_BYTES, b""
+        while left > 0:
+            piece = stream.read(min(rawbytes.CHUNK, left))
+            if not piece:
+                return False
+            left -= len(piece)
+            window = tail + piece
+            if any(m in window for m in _MARKERS_B):
+                return True
+            tail = window[-reach:]
+        return False
+    finally:
+        stream.close()
 
 
 def _statements(name: str, lines: list[str]) -> Input:

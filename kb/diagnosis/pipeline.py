@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kb.diagnosis import rawbytes, reader
+from kb.diagnosis import heap, rawbytes, reader
 from kb.diagnosis.analyzers.base import Analyzer
 from kb.diagnosis.compiled import CompiledRules
 from kb.diagnosis.decorations import content_start
@@ -119,6 +119,8 @@ class Session:
     ) -> Outcome:
         """Scan each (name, opener) in turn; `opener()` returns a binary stream."""
         out = Outcome(analyzers=self.analyzers)
+        if total is not None and total >= heap.BIG_INPUT:
+            heap.release_big_buffers()  # before the first block (standard input: below)
         done = 0  # input bytes (compressed ones, for .gz) of the files before this one
         for name, opener in inputs:
             if cancel is not None and cancel.is_set():
@@ -137,6 +139,8 @@ class Session:
                         out.lines += block.lines
                         out.bytes += block.raw_bytes
                         read += block.raw_bytes
+                        if read >= heap.BIG_INPUT:
+                            heap.release_big_buffers()  # a long input of unknown size
                         self._block(block)
                         if progress is not None:
                             progress(done + _position(stream, read), total, name)

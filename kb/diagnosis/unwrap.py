@@ -70,11 +70,14 @@ def _head(line: str) -> str:
 
 
 class Unwrapper:
-    """Collects the first `UNWRAP_BYTES` of a log, then rebuilds its logical lines."""
+    """Collects the first `UNWRAP_BYTES` of a log, then rebuilds its logical lines: as
+    soon as it holds them all (the bytes are dropped then, before the rest of a long log
+    is read), or at the log's end."""
 
     def __init__(self) -> None:
         self.parts: list[tuple[int, bytes]] = []  # (first line number, whole lines)
         self.size = 0
+        self._rebuilt: list[Logical] | None = None  # the logical lines, once full
 
     @property
     def full(self) -> bool:
@@ -89,15 +92,26 @@ class Unwrapper:
             take = take[:cut]
         self.parts.append((block.first_line, take))
         self.size += len(take) or UNWRAP_BYTES  # a first line longer than the budget: stop
+        if self.full:
+            self._rebuilt = self._rebuild()
 
     def messages(self) -> list[Logical]:
-        """The log's logical lines (see the module docstring), in that order of kinds."""
+        """The log's logical lines (see the module docstring), in that order of kinds;
+        the collector is empty again after."""
+        out = self._rebuilt if self._rebuilt is not None else self._rebuild()
+        self.parts, self.size, self._rebuilt = [], 0, None
+        return out
+
+    def _rebuild(self) -> list[Logical]:
         if not self.parts:
             return []
         first = self.parts[0][0]  # the blocks of one log follow each other
-        data = b"".join(d for _, d in self.parts)
-        self.parts, self.size = [], 0
-        lines = [raw[:MAX_LINE].decode("utf-8", "replace") for raw in data.split(b"\n")[:-1]]
+        parts, self.parts = self.parts[::-1], []
+        lines: list[str] = []
+        while parts:  # each part holds whole lines: decoded (and let go) one at a time
+            data = parts.pop()[1]
+            lines.extend(raw[:MAX_LINE].decode("utf-8", "replace") for raw in data.split(b"\n"))
+            lines.pop()  # what follows the part's last newline: nothing
         return logical_lines(first, lines)
 
 

@@ -1,7 +1,9 @@
 """A job that builds communicators again and again prints the same NCCL channel lines
 again (only the host:pid:tid prefix differs): each distinct line is parsed once
 (`kb.diagnosis.analyzers.nccl_lines._channel`), and what the analyzer records must be
-what parsing every line gives: one channel per line, its own evidence, its printer."""
+what parsing every line gives: one channel per distinct channel of each process, the
+evidence of its first line, its printer (a line repeating a known channel adds
+nothing: `State.add_channel`)."""
 
 from __future__ import annotations
 
@@ -43,12 +45,15 @@ def _uncached(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_repeated_channel_line_gives_a_channel_with_its_own_evidence() -> None:
     real = _channel_lines()
     assert len(real) >= 10
+    once = _read(real).s.channels
+    distinct, moved = len(once), sum(1 for c in once if c.proc[1] == "32092")
+    assert 0 < moved < distinct < len(real)  # channels 00 and 01 join ranks the same way
     again = [line.replace(":32092:32486 ", ":40001:40007 ") for line in real]
     a = _read(real + again)
-    assert len(a.s.channels) == 2 * len(real)
+    assert len(a.s.channels) == distinct + moved  # only the new process's are new
     for c in a.s.channels:
         assert c.ev.text[c.ev.start : c.ev.end] == c.via  # the span is this line's `via`
-    first, second = a.s.channels[0], a.s.channels[len(real)]
+    first, second = a.s.channels[0], a.s.channels[distinct]
     assert (first.a, first.b, first.via, first.printer) == (1, 4, "NET/IBext/0", 1)
     assert (second.via, second.printer) == (first.via, first.printer)
     assert second.ev.line == len(real) + 1
@@ -63,7 +68,8 @@ def test_the_cache_changes_nothing_full_or_emptied(monkeypatch: pytest.MonkeyPat
     small = _facts(_read(lines))
     _uncached(monkeypatch)
     assert cached == small == _facts(_read(lines))
-    assert len(cached) == len(lines) - 1  # the line that is no channel adds none
+    # the copies and the line that is no channel add none
+    assert cached == _facts(_read(_channel_lines()))
 
 
 def test_a_rank_keeps_the_first_version_it_printed() -> None:

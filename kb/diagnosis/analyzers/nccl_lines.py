@@ -80,8 +80,19 @@ class IfaceList:
     line_no: int
 
 
+IFACE_COPIES = 3  # entries kept per (host, interface, address): the judges show 3 at most
+
+
 @dataclass
 class State:
+    """The map of the job. Every rank of every communicator prints the same channel,
+    interface and bandwidth lines again, so each list keeps only what the judges
+    (`kb.diagnosis.analyzers.nccl`, `nccl_hosts`) can tell apart, in the order first
+    seen: one channel per distinct channel (its first line is the evidence), one closed
+    interface list per distinct list, `IFACE_COPIES` entries per interface and address
+    (the judges show the first three of any kind), the lowest bandwidth first seen.
+    The state stays as small as the job's map, however long the log."""
+
     procs: dict[tuple[str, str], Proc] = field(default_factory=dict)
     ranks: dict[tuple[str | None, int], tuple[str, str]] = field(default_factory=dict)
     nnodes: dict[str | None, int] = field(default_factory=dict)
@@ -91,6 +102,41 @@ class State:
     lists: list[IfaceList] = field(default_factory=list)
     bandwidth: list[tuple[float, Evidence]] = field(default_factory=list)
     networks: dict[str, Evidence] = field(default_factory=dict)
+    seen_channels: set[tuple[object, ...]] = field(default_factory=set)
+    seen_lists: set[tuple[object, ...]] = field(default_factory=set)
+    iface_copies: dict[tuple[str, str, str], int] = field(default_factory=dict)
+
+    def add_channel(self, ch: Channel) -> None:
+        """A channel, unless one with the same ends, transport, process and
+        communicator is already known (only its first line is ever shown)."""
+        key = (ch.comm, ch.a, ch.b, ch.via, ch.proc, ch.dev_a, ch.dev_b, ch.printer)
+        if key not in self.seen_channels:
+            self.seen_channels.add(key)
+            self.channels.append(ch)
+
+    def add_iface(self, host: str, iface: str, addr: str, ev: Evidence) -> None:
+        key = (host, iface, addr)
+        n = self.iface_copies.get(key, 0)
+        if n < IFACE_COPIES:
+            self.iface_copies[key] = n + 1
+            self.ifaces.append((host, iface, addr, ev))
+
+    def add_list(self, found: IfaceList) -> None:
+        """A new interface list; the one before it, complete now, is dropped when an
+        equal one (host, kind, interfaces and addresses) came before."""
+        if self.lists:
+            last = self.lists[-1]
+            key = (last.host, last.kind, tuple((i, a) for i, a, _ in last.ifaces))
+            if key in self.seen_lists:
+                self.lists.pop()
+            else:
+                self.seen_lists.add(key)
+        self.lists.append(found)
+
+    def add_bandwidth(self, bw: float, ev: Evidence) -> None:
+        """A bandwidth figure: only the lowest, first seen, is judged."""
+        if not self.bandwidth or bw < self.bandwidth[0][0]:
+            self.bandwidth[:] = [(bw, ev)]
 
 
 def read(state: State, tap: str, line_no: int, text: str, ev: MakeEvidence) -> None:
@@ -99,7 +145,7 @@ def read(state: State, tap: str, line_no: int, text: str, ev: MakeEvidence) -> N
     if tap in ("busbw", "algbw"):
         m = (_BUSBW if tap == "busbw" else _ALGBW).search(text)
         if m:
-            s.bandwidth.append((float(m["bw"]), ev(line_no, text, m.start(), m.end())))
+            s.add_bandwidth(float(m["bw"]), ev(line_no, text, m.start(), m.end()))
         return
     if tap == "tests-rank":
         m = _TESTS_RANK.search(text)
@@ -146,7 +192,7 @@ def _message(
             e = ev(line_no, text, at + vs, at + ve)
             ch = Channel(proc.comm, a, b, via, key, e, da, db)
             ch.printer = _printer(a, b, direction, da, db, dev)
-            s.channels.append(ch)
+            s.add_channel(ch)
     elif tap == "init":
         c = _INIT.match(msg)
         if c:
@@ -231,10 +277,10 @@ def _using(s: State, proc: Proc, text: str, at: int, line_no: int, ev: MakeEvide
     for c in _IFACE.finditer(text, u.end()):
         e = ev(line_no, text, c.start("iface"), c.end("iface"))
         found.ifaces.append((c["iface"], c["addr"], e))
-        s.ifaces.append((proc.host, c["iface"], c["addr"], e))
+        s.add_iface(proc.host, c["iface"], c["addr"], e)
     if found.ifaces:
         proc.addr = proc.addr or found.ifaces[0][1]
-    s.lists.append(found)
+    s.add_list(found)
 
 
 def _continue_list(s: State, line_no: int, text: str, ev: MakeEvidence) -> None:
@@ -248,4 +294,4 @@ def _continue_list(s: State, line_no: int, text: str, ev: MakeEvidence) -> None:
     for c in _LISTED.finditer(text):
         e = ev(line_no, text, c.start("iface"), c.end("iface"))
         last.ifaces.append((c["iface"], c["addr"], e))
-        s.ifaces.append((last.host, c["iface"], c["addr"], e))
+        s.add_iface(last.host, c["iface"], c["addr"], e)

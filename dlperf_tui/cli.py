@@ -32,13 +32,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 def assistant_alone() -> int:
     """Plain `dlperf-help`: what `kb.cli.main` does for it (`kb.cli.tui.run`, the same
     one-line errors and exit statuses), without the parser."""
-    from argparse import Namespace
+    from types import SimpleNamespace
 
     from kb.cli import tui
     from kb.util.errors import UserError
 
-    try:
-        return tui.run(Namespace(log=None, open_tui=open_assistant))
+    try:  # `run` reads the two attributes `kb.cli.main` would have set
+        return tui.run(SimpleNamespace(log=None, open_tui=open_assistant))  # type: ignore[arg-type]
     except UserError as exc:
         return _say(str(exc))
     except KeyboardInterrupt:

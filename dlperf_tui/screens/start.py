@@ -18,6 +18,7 @@ from textual.widgets import Button, ContentSwitcher, Static, TextArea, Tree
 from dlperf_tui.messages import Diagnose, StartWalk
 from dlperf_tui.plain import plain_line
 from dlperf_tui.screens.base import AppFooter, BaseScreen, TitleBar
+from dlperf_tui.screens.buttons import StartButton
 from dlperf_tui.screens.tabstrip import TabStrip
 from kb.util.textsafe import safe
 
@@ -128,6 +129,7 @@ class LogArea(TextArea):
 
 class StartScreen(BaseScreen):
     CSS_PATH = "start.tcss"
+    AUTO_FOCUS = "#log"  # focused as the screen is composed (not the tabs first, then moved)
     HELP = (
         "Paste a log into the box (it is diagnosed at once), paste a path, or open a file "
         "with ctrl+o. Or switch to *Pick a symptom* (f2) and choose what you see: the "
@@ -159,8 +161,8 @@ class StartScreen(BaseScreen):
                         id="log", soft_wrap=False, placeholder=PLACEHOLDER, show_line_numbers=False
                     )
                     with Horizontal(id="start-buttons"):
-                        yield Button("Diagnose (ctrl+r)", id="diagnose", variant="primary")
-                        yield Button("Open a file (ctrl+o)", id="open")
+                        yield StartButton("Diagnose (ctrl+r)", id="diagnose", variant="primary")
+                        yield StartButton("Open a file (ctrl+o)", id="open")
                         yield Static("", id="paste-status")
                 # its tree is mounted after the first frame (`_mount_symptoms`)
                 yield Widget(id="symptom-tab", classes="tab-pane")

@@ -3,11 +3,14 @@ front end handed to `kb.cli.main.main` (the engine itself never imports it)."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kb.util.errors import UserError
+
+if TYPE_CHECKING:  # plain `dlperf-help` calls `run` without argparse, for a sooner first frame
+    import argparse
 
 HELP = "open the interactive assistant (the default with no command)"
 

@@ -13,7 +13,6 @@ excludes the characters that start another sequence, so no character is scanned 
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -101,6 +100,8 @@ def strip_escapes(text: str) -> str:
 def json_dumps(data: Any, **kwargs: Any) -> str:
     """`json.dumps` whose output is safe on a terminal and still means the same data: the
     characters JSON leaves raw (DEL, C1, bidi controls, lone surrogates) are `\\u` escapes."""
+    import json  # here: the TUI's first frame needs `safe`, not json
+
     text = json.dumps(data, ensure_ascii=False, **kwargs)
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 

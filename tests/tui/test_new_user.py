@@ -7,7 +7,6 @@ from collections.abc import Callable
 
 import pytest
 from textual.app import App
-from textual.widgets._footer import FooterKey
 
 from dlperf_tui.screens.base import AppFooter, TitleBar, fit
 from tests.tui.common import LOG
@@ -31,11 +30,12 @@ def assert_nothing_cut(app: App[object]) -> None:
     line shows the title (or its middle cut out with an ellipsis), never a cut end."""
     width = app.size.width
     footer = app.screen.query_one(AppFooter)
-    keys = [k for k in footer.query(FooterKey) if k.display]
+    keys = footer.entries()
     assert keys, "no key in the footer"
     for key in keys:
-        assert key.region.right <= width, f"{key.description!r} cut: {footer_line(app)!r}"
-    assert footer.max_scroll_x == 0, footer_line(app)
+        assert key.end <= width, f"{key.description!r} cut: {footer_line(app)!r}"
+        shown = f" {key.display} {key.description}".rstrip()
+        assert footer_line(app)[key.start : key.end].rstrip() == shown, footer_line(app)
     assert "^q Quit" in footer_line(app)
     title = app.screen.query_one(TitleBar)
     shown = screen_text(app).splitlines()[0].strip()

@@ -36,6 +36,7 @@ SYMPTOM_MAX = 0.45
 TOP = 3
 MIN_SHARE = 0.1
 SEVERAL_SYMPTOMS = 0.5  # extra weight per further observed symptom a cause explains
+ON_FAILING_LINE = 4.0  # a cause whose own (weak) signature matches the failing line
 
 
 @dataclass
@@ -129,12 +130,14 @@ def symptom_candidates(
     shown: dict[str, list[Evidence]],
     partial: dict[str, tuple[float, list[Evidence], dict[str, str]]],
     facts: dict[str, Any],
+    noted: dict[str, list[Evidence]] | None = None,
 ) -> list[CauseResult]:
     """The most probable causes of the failure symptoms `shown` (id -> their lines),
     as symptom-level candidates (confidence below the "likely" threshold).
 
     `partial` holds, for causes some of whose signatures fired without making them
-    likely, (their confidence, evidence, values)."""
+    likely, (their confidence, evidence, values); `noted`, the lines of those of their
+    signatures that carry a note (a specific observation, never a generic word)."""
     ctx = JobContext.from_facts(facts)
     named: dict[str, list[str]] = {}  # cause -> the failure symptoms shown that name it
     for sid in shown:
@@ -144,10 +147,16 @@ def symptom_candidates(
     ctx.frameworks |= _libraries_shown(shown, rules.vocabulary)
     scored: list[tuple[float, int, float, str, str, str]] = []
     # (weight, lines of its own evidence, prior, cause, symptom, why)
+    at_line = {(e.file, e.line): sid for sid, ev in shown.items() for e in ev}
     for cid, cause in rules.causes.items():
         explains = [s for s in cause.symptoms if s in shown]
         explains += [s for s in named.get(cid, []) if s not in explains]
-        if not explains or (cause.generic and cid not in named):
+        # its weak evidence is the failing line itself (Gloo's `connectFullMesh failed` as
+        # the exception that ended the run): it explains that failure, whatever it lists
+        weak = (noted or {}).get(cid, [])
+        on_line = [at_line[(e.file, e.line)] for e in weak if (e.file, e.line) in at_line]
+        explains += [s for s in dict.fromkeys(on_line) if s not in explains]
+        if not explains or (cause.generic and cid not in named and not on_line):
             continue  # a generic cause only where a failure section names it
         base, basis = (
             (partial[cid][0], "its own weak evidence")
@@ -159,6 +168,9 @@ def symptom_candidates(
         )
         weight = base * (1.0 + SEVERAL_SYMPTOMS * (len(explains) - 1))
         parts = [f"{basis} {base:.2f}"]
+        if on_line:
+            weight *= ON_FAILING_LINE
+            parts.append(f"its evidence is the failing line: x{ON_FAILING_LINE:g}")
         if len(explains) > 1:
             parts.append(f"explains {len(explains)} of the symptoms shown")
         for factor, reason in ctx.factors(cause.traits, cause.area, rules.vocabulary):

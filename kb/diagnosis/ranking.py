@@ -194,7 +194,11 @@ def rank(
         first_failure,
     )
     if not diag.causes and shown:
-        diag.causes = symptom_candidates(rules, shown, partial, facts)
+        noted = {
+            rid: [e for p in pieces[rid] if p.rule and p.note for e in p.evidence]
+            for rid in partial
+        }
+        diag.causes = symptom_candidates(rules, shown, partial, facts, noted)
     diag.observed = _observed(rules, pieces, partial)
     for c in diag.causes:
         diag.symptoms.extend(rules.causes[c.id].symptoms if c.id in reported else [c.symptom])

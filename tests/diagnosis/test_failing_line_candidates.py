@@ -11,7 +11,9 @@ from kb.diagnosis.engine import diagnose_paths
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_gloo_mesh_failure_as_the_final_exception_names_the_interface(shipped) -> None:
+def test_gate_batch_2026_12_01b_gloo_mesh_failure_as_the_final_exception_names_the_interface(
+    shipped,
+) -> None:
     # vllm-project/vllm#5094: two NICs, Gloo picks the wrong one; every line carries
     # vLLM's `ERROR 05-29 04:08:22 worker_base.py:145]` prefix
     log = ROOT / "corpora/batch-2026-12-01b/iface-vllm-5094-ray-gloo-connectfullmesh-two-nics.log"

@@ -19,7 +19,7 @@ def _ids(diag) -> list[tuple[str, str]]:
     return [(c.id, c.basis) for c in diag.causes]
 
 
-def test_pasted_ib_probe_asks_why_infiniband_is_not_used(shipped) -> None:
+def test_gate_batch_2026_12_01b_pasted_ib_probe_asks_why_infiniband_is_not_used(shipped) -> None:
     # pytorch/pytorch#111424: a Slurm InfiniBand cluster, NCCL falls back to sockets
     log = (
         CORPORA / "batch-2026-12-01b/ibmissing-pytorch-111424-slurm-ib-cluster-no-device-found.log"

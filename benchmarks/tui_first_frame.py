@@ -3,7 +3,8 @@
 Why: users start the assistant mid-incident; it must show something at once (target:
 under one second on a 2-core machine). The command runs in a pseudo-terminal of 80x24,
 as a user would start it, and the clock stops when the start screen's text and its
-footer have been written. Rules load in a worker after that frame, so their size does not count here.
+footer have been written. Rules load in a worker after that frame, so their size does
+not count here.
 Bytecode is cached (in a temporary folder) as it is for an installed wheel, and one
 warm-up run fills it and the file cache, as a second start would find them.
 

@@ -15,6 +15,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from kb import __version__
 from kb.util.errors import UserError
@@ -32,8 +33,44 @@ SUBCOMMANDS = [
 ]
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, sized as argparse sizes it (`shutil.get_terminal_size`)
+    without importing shutil (and bz2, lzma, fnmatch with it): argparse builds one for
+    every argument added, so even `diagnose` on a small log paid for them."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        if width is None:
+            width = _columns() - 2
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
+def _columns() -> int:
+    """`shutil.get_terminal_size().columns`: `$COLUMNS`, else the terminal's, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        size = os.get_terminal_size(sys.__stdout__.fileno())  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
+    return size.columns or 80
+
+
 class OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line (and exit status 2)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)  # subcommands' parsers too
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         from kb.util.textsafe import safe_line

@@ -13,7 +13,6 @@ is dropped. Input that is neither text in one of these encodings nor UTF-8 text
 from __future__ import annotations
 
 import codecs
-import unicodedata
 from typing import Any, BinaryIO
 
 from kb.diagnosis.rawbytes import _BINARY_SAMPLE, _CONTROL, CHUNK, InputError, _read
@@ -88,6 +87,8 @@ def _garbage(head: bytes, codec: str) -> bool:
     text = head[:16384].decode(codec, "replace")
     if len(text.strip("\0")) < 32:
         return False
+    import unicodedata  # here: only a UTF-16/32 log needs it
+
     bad = sum(
         1
         for ch in text

@@ -21,9 +21,10 @@ import re
 from dataclasses import dataclass
 
 from kb.diagnosis.decorations import content_start
+from kb.util.lazyre import LazyPattern
 
 # "OSError: ...", "torch.distributed.DistBackendError: ...", "[rank0]: RuntimeError: ..."
-_EXCEPTION = re.compile(
+_EXCEPTION = LazyPattern(
     r"^(?:\[[^\]]{1,40}\]:?\s*)?(?:[A-Za-z_][\w]*\.)*"
     r"(?:[A-Z]\w*(?:Error|Exception|Failure|Interrupt|Exit|Warning)|[A-Z]\w*Error\w*)(?::\s|:?$)"
 )
@@ -31,12 +32,12 @@ _EXCEPTION = re.compile(
 # "[E1023 10:00:00.123 4567 ProcessGroupNCCL.cpp:1316]", after a "[rank1]:" prefix too
 # (c10's "[W ...]" lines stay unmarked: they often report the failure itself)
 _C10 = r"(?:^|\]:?)\s*\[{0}(?:\d{{4}} [\d:.]+(?: \d+)?)? [\w/.\-]+:\d+\]"
-_ERROR = re.compile(
+_ERROR = LazyPattern(
     r"\b(?:ERROR|FATAL|CRITICAL|ABORT|NCCL WARN|Error:|error:|failed|FAILED)\b|^\s*[EF]\d{4} |"
     + _C10.format("[EF]")
 )
-_WARNING = re.compile(r"\b(?:WARN|WARNING|Warning)\b|^\s*W\d{4} ")
-_INFO = re.compile(r"\b(?:INFO|DEBUG|TRACE|NOTICE)\b|^\s*I\d{4} |" + _C10.format("I"))
+_WARNING = LazyPattern(r"\b(?:WARN|WARNING|Warning)\b|^\s*W\d{4} ")
+_INFO = LazyPattern(r"\b(?:INFO|DEBUG|TRACE|NOTICE)\b|^\s*I\d{4} |" + _C10.format("I"))
 
 LEVEL_FACTOR = {"exception": 1.0, "error": 1.0, "warning": 0.95, "plain": 0.9, "info": 0.8}
 
@@ -56,7 +57,7 @@ def level_of(text: str) -> str:
 
 
 # an optional NCCL plugin (net, tuner, profiler, env, ...) looked for and not found
-_PROBE = re.compile(
+_PROBE = LazyPattern(
     r"\b(?:NET|COLLNET|TUNER|PROFILER|ENV|GIN|RAS)/Plugin ?: ?(?:"
     r"Plugin load (?:\([^)]*\) )?returned|dlerror|No plugin found|Could not find|"
     r"Failed to find \w+ symbol|Using internal)"
@@ -69,7 +70,7 @@ def is_probe(text: str) -> bool:
     return "Plugin" in text and " INFO " in text and _PROBE.search(text) is not None
 
 
-NOISE = re.compile(r"^\s*(?:```\w*|~~~|[-=_*#~.…]+|\^C|\(?(?:hangs?|stuck)[^)]*\)?)?\s*$", re.I)
+NOISE = LazyPattern(r"^\s*(?:```\w*|~~~|[-=_*#~.…]+|\^C|\(?(?:hangs?|stuck)[^)]*\)?)?\s*$", re.I)
 END_LINES = 3  # the last meaningful lines of a log count as "where it ends"
 
 
@@ -83,11 +84,11 @@ def end_lines(tail: list[tuple[int, str]], n: int = END_LINES) -> set[int]:
     return {line for line, _ in meaningful(tail)[-n:]}
 
 
-_NCCL_HOST = re.compile(r"(?:^|[\s\]>:])([A-Za-z0-9][\w.\-]*):(\d+):(\d+) \[(\d+)\]")
-_RANK = re.compile(
+_NCCL_HOST = LazyPattern(r"(?:^|[\s\]>:])([A-Za-z0-9][\w.\-]*):(\d+):(\d+) \[(\d+)\]")
+_RANK = LazyPattern(
     r"\[[Rr]ank ?(\d+)\]|\brank[ :=]+(\d+)\b|^\[\d+,(\d+)\]<std(?:out|err)>|^(\d+): "
 )
-_FILE_RANK = re.compile(r"rank[_\-.]?(\d+)|[_\-.]r(\d+)\b", re.IGNORECASE)
+_FILE_RANK = LazyPattern(r"rank[_\-.]?(\d+)|[_\-.]r(\d+)\b", re.IGNORECASE)
 
 _MONTHS = {
     m: i
@@ -96,13 +97,13 @@ _MONTHS = {
         start=1,
     )
 }
-_ISO = re.compile(
+_ISO = LazyPattern(
     r"(?P<y>20\d\d)[-/](?P<mo>\d\d)[-/](?P<d>\d\d)[T _](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d(?:[.,]\d+)?)"
 )
-_GLOG = re.compile(
+_GLOG = LazyPattern(
     r"(?:^|[\[\s])[IWEF](?P<mo>\d\d)(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d(?:\.\d+)?)"
 )
-_SYSLOG = re.compile(
+_SYSLOG = LazyPattern(
     r"\b(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?P<d>\d\d?) "
     r"(?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d(?:\.\d+)?)"
 )

@@ -11,10 +11,11 @@ The kind comes from the rule (`params: {name: {kind: path}}`), else from the nam
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Callable, Mapping
 from typing import Literal, Protocol, get_args
+
+from kb.util.lazyre import LazyPattern
 
 
 class ParamDoc(Protocol):
@@ -118,7 +119,7 @@ def kind_of(name: str, declared: Mapping[str, ParamDoc] | None = None) -> str:
 
 
 def _pattern(regex: str) -> Callable[[str], bool]:
-    compiled = re.compile(regex, re.ASCII)
+    compiled = LazyPattern(regex, re.ASCII)  # compiled for the first value of its kind
     return lambda v: compiled.fullmatch(v) is not None
 
 
@@ -149,6 +150,8 @@ def _iface(value: str) -> bool:
 
 
 def _cidr(value: str) -> bool:
+    import ipaddress  # here: an interface list rarely holds a network
+
     try:
         ipaddress.ip_network(value, strict=False)
     except ValueError:

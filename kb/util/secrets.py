@@ -26,79 +26,96 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from kb.util.lazyre import LazyPattern
+
 MASK = "****"
 _MAX_SPREAD = 64  # masked values looked for elsewhere in the same text, at most
 
-_PEM = re.compile(
+_PEM = LazyPattern(
     r"(-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----)(.*?)"
     r"(-----END (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----|\Z)",
     re.S,
 )
 # a line of a key's body: base64 only, as long as PEM (64) or OpenSSH (70) writes them
-_BODY_LINE = re.compile(r"[ \t]*[A-Za-z0-9+/]{40,76}={0,2}[ \t]*\r?")
-_END_KEY = re.compile(r"[ \t]*-----END (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----")
-_HEX_LINE = re.compile(r"[ \t]*[0-9a-fA-F]+[ \t]*\r?")
+_BODY_LINE = LazyPattern(r"[ \t]*[A-Za-z0-9+/]{40,76}={0,2}[ \t]*\r?")
+_END_KEY = LazyPattern(r"[ \t]*-----END (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----")
+_HEX_LINE = LazyPattern(r"[ \t]*[0-9a-fA-F]+[ \t]*\r?")
 
 _SCHEME = r"(?<![a-zA-Z0-9+.-])([a-zA-Z][a-zA-Z0-9+.-]{0,30}://)"
-_URL_USER = re.compile(_SCHEME + r"""([^\s:/@"'<>]{0,256}:)""")  # scheme://user:
-_URL_REST = re.compile(r"""[^\s"'<>]+""")  # matched within 512 characters
-_PORT = re.compile(r"\d{1,5}(?:[/?#]|$)")
+_URL_USER = LazyPattern(_SCHEME + r"""([^\s:/@"'<>]{0,256}:)""")  # scheme://user:
+_URL_REST = LazyPattern(r"""[^\s"'<>]+""")  # matched within 512 characters
+_PORT = LazyPattern(r"\d{1,5}(?:[/?#]|$)")
 # a name and its separator: NAME=, NAME: , "name": (a name starts where no name goes on)
-_NAME_SEP = re.compile(r"""(?<![\w.-])([\w.-]{1,64})(["']?[ \t]{0,8}[:=][ \t]{0,8})""")
-_OPTION_SEP = re.compile(r"(?<![\w-])(--?[A-Za-z0-9-]{1,48})([ =])")
-_VALUE = re.compile(r"""("[^"\n]{0,1024}"|'[^'\n]{0,1024}'|[^\s,;"'&]{1,1024})""")
-_ARG = re.compile(r"\S{1,1024}")
-_SECRET_NAME = re.compile(
+_NAME_SEP = LazyPattern(r"""(?<![\w.-])([\w.-]{1,64})(["']?[ \t]{0,8}[:=][ \t]{0,8})""")
+_OPTION_SEP = LazyPattern(r"(?<![\w-])(--?[A-Za-z0-9-]{1,48})([ =])")
+_VALUE = LazyPattern(r"""("[^"\n]{0,1024}"|'[^'\n]{0,1024}'|[^\s,;"'&]{1,1024})""")
+_ARG = LazyPattern(r"\S{1,1024}")
+_SECRET_NAME = LazyPattern(
     r"(?i)(?:password|passwd|passphrase|[a-z0-9]_pwd|secret|token|api[_-]?key|apikey"
     r"|access[_-]?key|private[_-]?key|credentials?|auth)$"
 )
 # names ending in KEY (WANDB_KEY, AccountKey, SharedAccessKey), when the value holds a
 # digit or base64's +/= and is no path or variable ('sort_key=length' is no secret)
-_KEY_NAME = re.compile(r"(?:[_-][Kk][Ee][Yy]|[a-z]Key|KEY)$")
-_KEY_VALUE = re.compile(r"""["']?(?![/~.$<])[^\s,;"'&]{0,1024}?[0-9+/=]""")
-_SECRET_OPTION = re.compile(r"(?i)(?:password|passwd|token|secret|api-key|apikey)$")
+_KEY_NAME = LazyPattern(r"(?:[_-][Kk][Ee][Yy]|[a-z]Key|KEY)$")
+_KEY_VALUE = LazyPattern(r"""["']?(?![/~.$<])[^\s,;"'&]{0,1024}?[0-9+/=]""")
+_SECRET_OPTION = LazyPattern(r"(?i)(?:password|passwd|token|secret|api-key|apikey)$")
 
 
-def _rule(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile(pattern, flags)
+def _rule(needles: tuple[str, ...], pattern: str) -> tuple[tuple[str, ...], LazyPattern[str]]:
+    """A rule run only on a text that holds one of `needles` (text each match holds): most
+    texts hold none, and the rule is then never compiled."""
+    return needles, LazyPattern(pattern)
 
 
 # group 1 is kept, group 2 is the secret, group 3 (where there is one) is kept after it
-_RULES: list[re.Pattern[str]] = [
-    _rule(_SCHEME + r"([A-Za-z0-9_\-.]{20,256})(@)"),  # scheme://TOKEN@host
+_RULES: list[tuple[tuple[str, ...], LazyPattern[str]]] = [
+    _rule(("://",), _SCHEME + r"([A-Za-z0-9_\-.]{20,256})(@)"),  # scheme://TOKEN@host
     _rule(
-        r"(?i)(\bauthorization[ \t]{0,8}[:=][ \t]{0,8}(?:(?:bearer|basic|token)[ \t]{1,8})?)(\S{1,4096})"
+        (":", "="),
+        r"(?i)(\bauthorization[ \t]{0,8}[:=][ \t]{0,8}(?:(?:bearer|basic|token)[ \t]{1,8})?)(\S{1,4096})",
     ),
-    _rule(r"(\bsshpass[ \t]{1,8}-p[ \t]{0,8})(\S{1,1024})"),
+    _rule(("sshpass",), r"(\bsshpass[ \t]{1,8}-p[ \t]{0,8})(\S{1,1024})"),
     _rule(
+        ("mysql", "mariadb"),
         r"(\b(?:mysql|mysqldump|mysqladmin|mariadb|mysqlsh)\b[^\n]{0,128}?[ \t]-p)"
-        r"""('[^'\n]{0,1024}'|"[^"\n]{0,1024}"|[^\s-]\S{0,1023})"""
+        r"""('[^'\n]{0,1024}'|"[^"\n]{0,1024}"|[^\s-]\S{0,1023})""",
     ),
     _rule(
+        ("curl",),
         r"""(\bcurl\b[^\n]{0,128}?[ \t](?:-u|--user)(?:[ \t]{1,8}|=)?["']?[^\s:"']{0,128}:)"""
-        r"""([^\s"']{1,1024})"""
+        r"""([^\s"']{1,1024})""",
     ),
     _rule(
+        ("login",),
         r"(\b(?:docker|podman|nerdctl|buildah|skopeo|helm)[ \t]{1,8}(?:registry[ \t]{1,8})?login\b"
         r"[^\n]{0,128}?"
-        r"[ \t]-p(?:[ \t]{1,8}|=)?)([^\s-]\S{0,1023})"
+        r"[ \t]-p(?:[ \t]{1,8}|=)?)([^\s-]\S{0,1023})",
     ),
     _rule(
+        ("aws",),
         r"(\baws[ \t]{1,8}configure[ \t]{1,8}set[ \t]{1,8}(?:[\w-]{1,64}\.)?"
-        r"(?:aws_secret_access_key|aws_session_token)[ \t]{1,8})(\S{1,1024})"
+        r"(?:aws_secret_access_key|aws_session_token)[ \t]{1,8})(\S{1,1024})",
     ),
     # signed URLs: Azure SAS, S3 and GCS presigned, CloudFront
     _rule(
+        ("=",),
         r"(?i)([?&;](?:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token)=)"
-        r"""([^&\s"'#<>]{1,4096})"""
+        r"""([^&\s"'#<>]{1,4096})""",
     ),
-    _rule(r"(\bhooks\.slack\.com/(?:services|workflows|triggers)/)([A-Za-z0-9/_-]{1,256})"),
-    _rule(r"(\bdiscord(?:app)?\.com/api/webhooks/\d{1,30}/)([A-Za-z0-9_-]{1,256})"),
     _rule(
-        r"""(\.docker(?:configjson|cfg)["']?[ \t]{0,8}[:=][ \t]{0,8}["']?)([A-Za-z0-9+/=]{8,65536})"""
+        ("hooks.slack.com/",),
+        r"(\bhooks\.slack\.com/(?:services|workflows|triggers)/)([A-Za-z0-9/_-]{1,256})",
+    ),
+    _rule(
+        (".com/api/webhooks/",),
+        r"(\bdiscord(?:app)?\.com/api/webhooks/\d{1,30}/)([A-Za-z0-9_-]{1,256})",
+    ),
+    _rule(
+        (".docker",),
+        r"""(\.docker(?:configjson|cfg)["']?[ \t]{0,8}[:=][ \t]{0,8}["']?)([A-Za-z0-9+/=]{8,65536})""",
     ),
 ]
-_TOKEN_SHAPES = re.compile(
+_TOKEN_SHAPES = LazyPattern(
     r"""\b(?:
         gh[pousr]_[A-Za-z0-9]{30,255}
       | github_pat_[A-Za-z0-9_]{30,255}
@@ -114,7 +131,21 @@ _TOKEN_SHAPES = re.compile(
     )""",
     re.X,
 )
-_SECRET_KEY = re.compile(
+# what each of _TOKEN_SHAPES' tokens starts with: a text with none holds no token
+_TOKEN_STARTS = (
+    "gh",
+    "github_pat_",
+    "glpat-",
+    "xox",
+    "xapp-",
+    "AKIA",
+    "ASIA",
+    "hf_",
+    "sk-",
+    "AIza",
+    "eyJ",
+)
+_SECRET_KEY = LazyPattern(
     r"(?i)^(?:[A-Za-z0-9_.-]*(?:password|passwd|passphrase|_pwd|secret|token|api[_-]?key"
     r"|apikey|access[_-]?key|private[_-]?key|credentials?|[_-]key))$"
 )
@@ -122,7 +153,7 @@ _SECRET_KEY = re.compile(
 
 # a placeholder or a variable stands for a secret, it is none: `-p <password>`,
 # `--token {token}`, `HF_TOKEN=${HF_TOKEN}`, `-p"$DOCKER_PASSWORD"`
-_STANDS_FOR = re.compile(r"""["']?(?:<[\w.-]{1,64}>|\{[\w.-]{1,64}\}|\$\{?\w{1,64}\}?)["']?""")
+_STANDS_FOR = LazyPattern(r"""["']?(?:<[\w.-]{1,64}>|\{[\w.-]{1,64}\}|\$\{?\w{1,64}\}?)["']?""")
 
 
 def _keep_quotes(value: str) -> str:
@@ -165,14 +196,20 @@ class _Masker:
             text = _PEM.sub(lambda m: f"{m.group(1)}\n{MASK}\n{m.group(3) or ''}".rstrip(), text)
         if _BODY_LINE.search(text):
             text = _key_bodies(text)
-        text = self._url_passwords(text)
-        for rule in _RULES:
-            text = rule.sub(self._sub, text)
-        text = self._named(text, _NAME_SEP, _VALUE, self._name_says_secret)
-        text = self._named(
-            text, _OPTION_SEP, _ARG, lambda name, _text, _pos: bool(_SECRET_OPTION.search(name))
-        )
-        return _TOKEN_SHAPES.sub(self._token, text)
+        if "://" in text:  # what _URL_USER needs
+            text = self._url_passwords(text)
+        for needles, rule in _RULES:
+            if any(n in text for n in needles):
+                text = rule.sub(self._sub, text)
+        if ":" in text or "=" in text:  # what _NAME_SEP needs
+            text = self._named(text, _NAME_SEP, _VALUE, self._name_says_secret)
+        if "-" in text:  # what _OPTION_SEP needs
+            text = self._named(
+                text, _OPTION_SEP, _ARG, lambda name, _text, _pos: bool(_SECRET_OPTION.search(name))
+            )
+        if any(n in text for n in _TOKEN_STARTS):
+            text = _TOKEN_SHAPES.sub(self._token, text)
+        return text
 
     def _url_passwords(self, text: str) -> str:
         """scheme://user:password@host: the password runs to the last '@' of the word, so
@@ -197,8 +234,8 @@ class _Masker:
     def _named(
         self,
         text: str,
-        names: re.Pattern[str],
-        values: re.Pattern[str],
+        names: LazyPattern[str],
+        values: LazyPattern[str],
         says_secret: Callable[[str, str, int], bool],
     ) -> str:
         """Mask the value after each name `says_secret` of, in one pass over `text`."""

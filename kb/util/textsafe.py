@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kb.util.lazyre import LazyPattern
+
 # ESC-introduced sequences (ECMA-48, as xterm parses them); the 8-bit forms of the
 # introducers (C1) are sequences too. A string's body stops at any ESC, C1, BEL, CAN,
 # SUB or newline, so a string that is never terminated costs one scan of its body.
@@ -30,10 +32,10 @@ _SINGLE = (
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
     "\ud800-\udfff]"
 )
-_UNSAFE = re.compile(f"(?P<seq>{_STRING}|{_CSI}|{_NF}|{_FE})|{_SINGLE}")
+_UNSAFE = LazyPattern(f"(?P<seq>{_STRING}|{_CSI}|{_NF}|{_FE})|{_SINGLE}")
 ESCAPES = re.compile(f"{_STRING}|{_CSI}|{_NF}|{_FE}")  # only the sequences (for matching)
-_SGR = re.compile(r"\x1b\[[0-9;]*m\Z")
-_CRLF = re.compile(r"\r+\n")
+_SGR = LazyPattern(r"\x1b\[[0-9;]*m\Z")
+_CRLF = LazyPattern(r"\r+\n")
 _JSON_UNSAFE = re.compile(
     "[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
@@ -106,8 +108,8 @@ def json_dumps(data: Any, **kwargs: Any) -> str:
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-_MD_SPECIAL = re.compile(r"([\\\[\]<>|])")
-_TICKS = re.compile(r"`+")
+_MD_SPECIAL = LazyPattern(r"([\\\[\]<>|])")
+_TICKS = LazyPattern(r"`+")
 
 
 def _code_spans(text: str) -> list[tuple[int, int]]:

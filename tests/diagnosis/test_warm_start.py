@@ -26,6 +26,9 @@ from .conftest import FIXTURE_RULES
 CUDA_LINE = "OSError: libcudart.so.10.1: cannot open shared object file: No such file or directory"
 RULE = Path("cuda") / "cuda-lib-missing.yaml"
 HEAVY = ("pydantic", "yaml", "networkx", "rapidfuzz", "paramiko", "textual")
+# stdlib modules a small plain log never needs: shutil (and its bz2, lzma) came with
+# argparse's help formatter, unicodedata with the UTF-16/32 check
+UNNEEDED = ("shutil", "bz2", "lzma", "unicodedata")
 
 PROBE = """
 import contextlib, io, json, sys
@@ -33,8 +36,15 @@ from kb.cli.main import main
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
     code = main(["--rules", sys.argv[1], "diagnose", "--json", sys.argv[2]])
+from kb.util.lazyre import LazyPattern
+from kb.util.secrets import _RULES
+lazy = {f"{name}.{k}": v for name, m in list(sys.modules.items()) if name.startswith("kb.")
+        for k, v in vars(m).items() if isinstance(v, LazyPattern)}
+lazy.update({f"kb.util.secrets._RULES[{i}]": rx for i, (_, rx) in enumerate(_RULES)})
 print(json.dumps({"code": code, "causes": [c["id"] for c in json.loads(out.getvalue())["causes"]],
-                  "modules": sorted(sys.modules)}))
+                  "modules": sorted(sys.modules),
+                  "compiled": sorted(k for k, v in lazy.items() if "compiled" in vars(v)),
+                  "lazy": sorted(lazy)}))
 """
 
 
@@ -78,6 +88,14 @@ def test_a_warm_small_log_imports_no_heavy_module(tmp_path: Path) -> None:
     assert warm["causes"] == first["causes"] and warm["code"] == first["code"] == 1
     top = {m.split(".")[0] for m in warm["modules"]}
     assert not top & set(HEAVY), sorted(top & set(HEAVY))
+    assert not top & set(UNNEEDED), sorted(top & set(UNNEEDED))
+    # regexes a small log never needs are never compiled: a RAS report's grammar, the
+    # secret rules for commands (sshpass, mysql, curl, docker, aws) and webhooks
+    assert len(warm["lazy"]) >= 40
+    never = [k for k in warm["lazy"] if ".hangs.ras." in k]
+    never += [f"kb.util.secrets._RULES[{i}]" for i in (2, 3, 4, 5, 6, 8, 9, 10)]
+    assert len(never) >= 16 and not set(never) & set(warm["compiled"])
+    assert "kb.diagnosis.lines._EXCEPTION" in warm["compiled"]  # what a cause's line needs
     assert not [m for m in warm["modules"] if m.startswith(("kb.runners", "kb.rules.catalogue"))]
     others = [f"kb.cli.{name}" for name in SUBCOMMANDS if name != "diagnose"]
     assert "kb.cli.diagnose" in warm["modules"]

@@ -16,25 +16,26 @@ import re
 from dataclasses import dataclass, field
 
 from kb.diagnosis.hangs.unpickle import printable
+from kb.util.lazyre import LazyPattern
 
 PREFIX = "dlperf-hang: nccl-ras:"
 _HOST = r"[A-Za-z0-9_.:%\[\]-]+"
-HEADER = re.compile(r"^NCCL version (\S+) compiled with CUDA (\S+)", re.M)
+HEADER = LazyPattern(r"^NCCL version (\S+) compiled with CUDA (\S+)", re.M)
 MARKERS = ("Job summary\n===========", "\nCommunicators...", "Group     Comms     Nodes")
-_BLOCK = re.compile(r"^(DEAD|INCOMPLETE|TIMEOUT|#(\d+-\d+) \(([0-9a-f]+)\) ([A-Z,]+))\s*$")
-_PROCESS = re.compile(rf"^\s+Process (\d+) on node ({_HOST}) managing GPUs? (.+?)\s*$")
-_RANK = re.compile(
+_BLOCK = LazyPattern(r"^(DEAD|INCOMPLETE|TIMEOUT|#(\d+-\d+) \(([0-9a-f]+)\) ([A-Z,]+))\s*$")
+_PROCESS = LazyPattern(rf"^\s+Process (\d+) on node ({_HOST}) managing GPUs? (.+?)\s*$")
+_RANK = LazyPattern(
     rf"^\s+Rank (\d+)(?: (?P<what>has launched up to operation \d+|has not launched any "
     rf"operations|has status \w+|reported [^-]+?))? -- (?:GPU (?P<gpu>.+?) managed by process "
     rf"(?P<pid>\d+) on node (?P<host>{_HOST})|\[process information not found\])\s*$"
 )
-_GROUP = re.compile(
+_GROUP = LazyPattern(
     r"^\s+(\d+) ranks? (?:have|has) (launched up to operation (\d+)|not launched any operations"
     r"|status (\w+))\s*$|^\s+(\d+) ranks? reported (.+?)\s*$"
 )
-_DIFFERENT = re.compile(r"^\s+Communicator ranks have different (?:(\w+) operation counts|status)")
-_MISSING = re.compile(r"^\s+The missing ranks?: ([\d,]+)\s*$")
-_OUTLIER_NODE = re.compile(rf"^\s+Node ({_HOST}) running process(?:es)? ([\d,]+)\s*$")
+_DIFFERENT = LazyPattern(r"^\s+Communicator ranks have different (?:(\w+) operation counts|status)")
+_MISSING = LazyPattern(r"^\s+The missing ranks?: ([\d,]+)\s*$")
+_OUTLIER_NODE = LazyPattern(rf"^\s+Node ({_HOST}) running process(?:es)? ([\d,]+)\s*$")
 
 
 def looks_like(text: str) -> bool:

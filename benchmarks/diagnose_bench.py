@@ -33,10 +33,12 @@ are the load's as much as the program's; CPU times less so.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -51,30 +53,45 @@ from loggen import generate, generate_dense, generate_flood
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL_LOG = Path(__file__).resolve().parents[1] / "corpora/dev-h200/h200-libcudart-10.1-missing.log"
+TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else ""  # GNU time: see run_measured
 
 
 def run_measured(
     cmd: list[str], env: dict[str, str] | None = None, limit: float | None = None
 ) -> tuple[float, int, int, bytes, float]:
     """(wall seconds, peak RSS in MB, exit status, stdout, CPU seconds) of one run; past
-    `limit` seconds the command is killed (exit status -9)."""
+    `limit` seconds the command is killed (exit status -9).
+
+    The peak RSS is the command's own: Linux carries a process's high-water mark across
+    fork and exec, so wait4's `ru_maxrss` of a child of this (large) benchmark process is
+    at least this process's size at the fork. GNU time, a small process, forks the command
+    and reports the command's own peak; without it the figure is wait4's, an upper bound."""
     t0 = time.perf_counter()
-    with tempfile.TemporaryFile() as sink:
-        proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.DEVNULL, env=env)
+    with tempfile.TemporaryFile() as sink, tempfile.NamedTemporaryFile("r") as peak:
+        if TIME:
+            cmd = [TIME, "-f", "%M", "-o", peak.name, *cmd]
+        proc = subprocess.Popen(
+            cmd, stdout=sink, stderr=subprocess.DEVNULL, env=env, start_new_session=True
+        )
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
             if limit is not None and time.perf_counter() - t0 > limit:
-                proc.kill()
+                os.killpg(proc.pid, signal.SIGKILL)  # GNU time and the command it runs
                 _, status, usage = os.wait4(proc.pid, 0)
                 break
             time.sleep(0.02)
         proc.returncode = os.waitstatus_to_exitcode(status)
         sink.seek(0)
         out = sink.read()
+        rss_kb = usage.ru_maxrss
+        if TIME:
+            # the last word (a killed command's status line comes first)
+            with contextlib.suppress(ValueError, IndexError):
+                rss_kb = int(peak.read().split()[-1])
     cpu = usage.ru_utime + usage.ru_stime
-    return time.perf_counter() - t0, usage.ru_maxrss // 1024, proc.returncode, out, cpu
+    return time.perf_counter() - t0, rss_kb // 1024, proc.returncode, out, cpu
 
 
 def re2_to_ere(pattern: str) -> str:

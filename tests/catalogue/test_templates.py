@@ -70,3 +70,97 @@ def test_a_string_between_spaces_may_print_nothing() -> None:
     assert not _matches(template, posted.replace("peer with", "peerwith"))
     # the prefilter text still occurs verbatim in every match
     assert compile_template(template).literal in posted
+
+
+# google-research/pegasus#116, its title: the message cut after its first value
+TFDS = (
+    "ImportError: This version of TensorFlow Datasets requires TensorFlow version >= "
+    "{required}; Detected an installation of version {present}. Please upgrade TensorFlow "
+    "to proceed."
+)
+PEGASUS_TITLE = (
+    "ImportError: This version of TensorFlow Datasets requires TensorFlow version >= 2.1.0"
+)
+
+
+def test_a_line_cut_after_a_value_matches() -> None:
+    assert _matches(TFDS, PEGASUS_TITLE, "python")
+    assert _matches(TFDS, PEGASUS_TITLE + "  \r", "python")  # white space, a CRLF's \r
+    assert _matches(TFDS, "[rank0]: " + PEGASUS_TITLE, "python")
+    # cut after the second value
+    assert _matches(TFDS, PEGASUS_TITLE + "; Detected an installation of version 1.15.2", "python")
+    # the whole message still matches, and the line may go on after it
+    full = PEGASUS_TITLE + "; Detected an installation of version 1.15.2. Please upgrade "
+    assert _matches(TFDS, full + "TensorFlow to proceed.", "python")
+    assert _matches(TFDS, full + "TensorFlow to proceed. (see the docs)", "python")
+
+
+def test_a_cut_must_end_the_line_right_after_one_value() -> None:
+    # cut inside the literal text: no
+    assert not _matches(TFDS, PEGASUS_TITLE[:-12], "python")
+    assert not _matches(TFDS, PEGASUS_TITLE + "; Detected an inst", "python")
+    # the prefix then other text: no (the value is one token, then the line ends)
+    assert not _matches(TFDS, PEGASUS_TITLE + " is needed by t2t", "python")
+    assert not _matches(TFDS, PEGASUS_TITLE + ", got 1.15", "python")
+    # a number's conversion takes a number
+    template = "NET/IB : Got completion from peer %s with error %d, opcode %d, len %d"
+    line = "NCCL WARN NET/IB : Got completion from peer 10.0.0.2<34567> with error "
+    assert _matches(template, line + "12")
+    assert _matches(template, line + "12...")
+    assert not _matches(template, line + "twelve")
+    # a string between two spaces that may print nothing: cut after it
+    assert _matches(template, "NCCL WARN NET/IB : Got completion from peer 10.0.0.2<34567>")
+
+
+def test_a_short_or_wordless_prefix_never_matches_alone() -> None:
+    template = "Rank %d failed on host %s with code %d: %s"
+    assert compile_template(template).cuts == ("Rank \0 failed on host \0 with code",)
+    assert not _matches(template, "Rank 3")
+    assert not _matches(template, "Rank 3 failed on host node1")  # 18 characters of text
+    assert _matches(template, "Rank 3 failed on host node1 with code 9")
+    wordless = "0x00000000/0xffffffff::0x00 %s state %d"  # long, but no words
+    assert compile_template(wordless).cuts == ()
+    assert not _matches(wordless, "0x00000000/0xffffffff::0x00 abc")
+
+
+def test_the_prefilter_text_is_in_every_cut_match() -> None:
+    """`Catalogue.match` tests a message's literal as a substring first: for a cut line it
+    must come from before the first cut, even where a longer run follows it."""
+    from kb.rules.catalogue import Catalogue, Message
+
+    template = (
+        "Failed to create the communicator on device %d because the requested "
+        "collective operation could not be completed: %s"
+    )
+    comp = compile_template(template)
+    cut = "Failed to create the communicator on device 3"
+    assert comp.literal == "Failed to create the communicator on device"
+    msg = Message(
+        "nccl",
+        template,
+        "warn",
+        "init.cc",
+        "2.18.1",
+        "benign",
+        pattern=comp.pattern,
+        literal=comp.literal,
+        usable=comp.usable,
+    )
+    assert Catalogue([], [msg]).match(cut) == [msg]
+    assert Catalogue([], [msg]).match(cut + " (of 8)") == []
+
+
+def test_cuts_share_one_regex_and_keep_it_small() -> None:
+    """Each cut is one alternative at its value, nested: the program grows by a few
+    states per cut, not by a copy of the prefix."""
+    full = compile_template(TFDS, "python", keep_cut=lambda _prefix: False)
+    cut = compile_template(TFDS, "python")
+    assert len(cut.cuts) == 2 and full.cuts == ()
+    assert not _matches_compiled(full.pattern, PEGASUS_TITLE)
+    size_full = re2.compile(full.pattern).programsize
+    size_cut = re2.compile(cut.pattern).programsize
+    assert size_cut - size_full < 40, (size_full, size_cut)
+
+
+def _matches_compiled(pattern: str, line: str) -> bool:
+    return re2.search(pattern, line) is not None

@@ -12,18 +12,21 @@ aliases or tags, so a 400-byte alias bomb is a `file:line` error, not gigabytes)
 
 from __future__ import annotations
 
+import bisect
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from kb.rules.catalogue.model import FIELDS, Library, Message
-from kb.rules.catalogue.templates import compile_template
+from kb.rules.catalogue.templates import Compiled, compile_template
 from kb.util.rulefiles import RuleFileError, read_rule_bytes
 
-FORMAT = "dlperf-catalogue/2"
+FORMAT = "dlperf-catalogue/3"  # 3: patterns match a line cut after a value
 VOCABULARY = "symptoms.yaml"
 CLASSIFY = "classify.yaml"
 NOT_LIBRARIES = {VOCABULARY, CLASSIFY}
@@ -73,7 +76,13 @@ def parse_library(
 ) -> tuple[Library, list[Message]]:
     """One catalogue file of the folder `root` (default: its own); raises `CatalogueError`
     with the file and line. `lines`: keep each entry's line (for lint)."""
-    data, where = _load_yaml(path, root or path.parent)
+    lib, parsed = _parse(path, lines, root or path.parent)
+    return lib, [m for m, _comp in parsed]
+
+
+def _parse(path: Path, lines: bool, root: Path) -> tuple[Library, list[tuple[Message, Compiled]]]:
+    """`parse_library`, each message with its compiled template (its cuts included)."""
+    data, where = _load_yaml(path, root)
     if not lines:
         where = {}
     if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
@@ -84,32 +93,64 @@ def parse_library(
         str(data.get("versions", "")),
         str(path),
     )
-    out: list[Message] = []
+    out: list[tuple[Message, Compiled]] = []
     for i, entry in enumerate(data["messages"]):
         line = where.get(("messages", i), 0)
         if not isinstance(entry, dict) or not isinstance(entry.get("template"), str):
             raise CatalogueError(f"{path}:{line}: an entry needs a `template` string")
         file = str(entry.get("file", ""))
         comp = compile_template(entry["template"], _style(lib.name, file))
-        out.append(
-            Message(
-                library=lib.name,
-                template=entry["template"],
-                level=str(entry.get("level", "")),
-                file=file,
-                versions=str(entry.get("versions", "")),
-                class_=str(entry.get("class", "")),
-                cause=str(entry.get("cause", "") or ""),
-                variant=str(entry.get("variant", "") or ""),
-                symptom=str(entry.get("symptom", "") or ""),
-                topic=str(entry.get("topic", "") or ""),
-                pattern=comp.pattern,
-                literal=comp.literal,
-                usable=comp.usable,
-                line=line,
-            )
+        msg = Message(
+            library=lib.name,
+            template=entry["template"],
+            level=str(entry.get("level", "")),
+            file=file,
+            versions=str(entry.get("versions", "")),
+            class_=str(entry.get("class", "")),
+            cause=str(entry.get("cause", "") or ""),
+            variant=str(entry.get("variant", "") or ""),
+            symptom=str(entry.get("symptom", "") or ""),
+            topic=str(entry.get("topic", "") or ""),
+            pattern=comp.pattern,
+            literal=comp.literal,
+            usable=comp.usable,
+            line=line,
         )
+        out.append((msg, comp))
     return lib, out
+
+
+def shared_cuts(compiled: Sequence[tuple[Message, Compiled]]) -> frozenset[str]:
+    """The cut prefixes (`Compiled.cuts`) that a message of another meaning (label) also
+    begins with: a line that ends there may be either, so neither may claim it. Compared
+    past any leading punctuation (an unanchored pattern matches after whatever precedes)."""
+    flats = sorted((_key(comp.flat), m.label) for m, comp in compiled)
+    keys = [f for f, _label in flats]
+    out: set[str] = set()
+    for m, comp in compiled:
+        for cut in map(_key, comp.cuts):
+            i = bisect.bisect_left(keys, cut)
+            while i < len(keys) and keys[i].startswith(cut):
+                if flats[i][1] != m.label:
+                    out.add(cut)
+                    break
+                i += 1
+    return frozenset(out)
+
+
+def _key(flat: str) -> str:
+    return flat.lstrip(_LEADING)
+
+
+_LEADING = " \t:;,.-=>|*#[](){}<!?'\"`"
+
+
+def _without_cuts(m: Message, comp: Compiled, shared: frozenset[str]) -> Message:
+    """`m` compiled again without its cuts in `shared` (when it has any)."""
+    if not any(_key(c) in shared for c in comp.cuts):
+        return m
+    comp = compile_template(m.template, _style(m.library, m.file), lambda c: _key(c) not in shared)
+    return dataclasses.replace(m, pattern=comp.pattern, literal=comp.literal, usable=comp.usable)
 
 
 def _load_yaml(path: Path, root: Path) -> tuple[Any, dict[Any, int]]:
@@ -145,11 +186,14 @@ def load_raw(root: Path) -> dict[str, Any]:
         if data.get("format") == FORMAT and data.get("key") == key:
             return data
     libraries: list[dict[str, Any]] = []
+    parsed = [(path, *_parse(path, False, root)) for path in library_files(root)]
+    shared = shared_cuts([pair for _path, _lib, pairs in parsed for pair in pairs])
     messages: list[list[Any]] = []  # rows in the order of FIELDS: compact and fast to read
-    for path in library_files(root):
-        lib, msgs = parse_library(path, lines=False, root=root)
+    for path, lib, pairs in parsed:
         libraries.append({**vars(lib), "path": path.name})
-        messages.extend([getattr(m, f) for f in FIELDS] for m in msgs)
+        for m, comp in pairs:
+            m = _without_cuts(m, comp, shared)
+            messages.append([getattr(m, f) for f in FIELDS])
     data = {
         "format": FORMAT,
         "key": key,

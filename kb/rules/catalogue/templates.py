@@ -1,10 +1,17 @@
-"""Format strings to matchers, mechanically: a printf/show_help/Python template becomes an
+r"""Format strings to matchers, mechanically: a printf/show_help/Python template becomes an
 RE2 (and hyperscan) pattern whose literal parts are escaped and whose conversions are
-bounded non-greedy gaps, so any value a release prints in them matches."""
+bounded non-greedy gaps, so any value a release prints in them matches.
+
+A line that cuts the message short after a value (an issue's title, a terminal's width,
+a paste) matches too, where enough text came before that value to name the message: at
+each such value the pattern offers `value \s*$` beside the rest, so `$` (the end of the
+line the matcher reads; the scan's prefilter drops it: `kb.diagnosis.plan.prefilter`)
+costs a few states per cut, one regex for all of them."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kb.util.regexlit import literal as escape_literal
@@ -12,6 +19,10 @@ from kb.util.regexlit import literal as escape_literal
 MIN_LITERAL = 12  # fewer literal characters than this: too vague to be a matcher
 GAP = ".*?"  # a %s: anything, bounded by the line (matchers run with never_nl; a
 # counted bound such as {0,300} costs 300 program states per gap: 2,000 templates overflow RE2)
+CUT_MIN_LITERAL = 24  # a line cut after a value matches when this much literal text came
+CUT_MIN_WORDS = 3  # before it, in this many words: a short generic prefix never does
+_WORD = re.compile(r"[A-Za-z]{2,}")
+_SPACE = re.compile(r"\s+")
 
 _PRINTF = re.compile(
     r"%(?:\d+\$)?(?P<flags>[-+ #0']*)(?P<width>\d+|\*)?(?:\.(?P<prec>\d+|\*))?"
@@ -39,6 +50,10 @@ class Compiled:
     pattern: str  # RE2 syntax, unanchored, matches one line
     literal: str  # the longest literal run: the prefilter text
     usable: bool  # enough literal text to be a matcher
+    # the template flat (literal text, its white space collapsed, each value a NUL) and the
+    # flat text before each value a line cut short may end at (prefixes of it)
+    flat: str = ""
+    cuts: tuple[str, ...] = ()
 
 
 def _gap(conv: str, padded: bool) -> str:
@@ -107,11 +122,10 @@ def _vanishing(pieces: list[tuple[bool, str]], i: int) -> bool:
     )
 
 
-def compile_template(template: str, style: str = "printf") -> Compiled:
-    """`template` as a pattern; `style` is "printf" (C, show_help) or "python"."""
+def _trimmed(template: str, style: str) -> list[tuple[bool, str]]:
+    """The pieces of the template's line, conversions at either end dropped (the pattern is
+    unanchored: they match anything), and the white space they leave."""
     pieces = _pieces(_line_of(template, style), style)
-    # conversions at either end match anything (the pattern is unanchored): drop them,
-    # and the white space they leave
     while pieces and not pieces[0][0]:
         pieces.pop(0)
     while pieces and not pieces[-1][0]:
@@ -119,9 +133,55 @@ def compile_template(template: str, style: str = "printf") -> Compiled:
     if pieces:
         pieces[0] = (True, pieces[0][1].lstrip())
         pieces[-1] = (True, pieces[-1][1].rstrip())
+    return pieces
+
+
+def _flat(pieces: list[tuple[bool, str]]) -> str:
+    return "".join(_SPACE.sub(" ", t) if lit else "\0" for lit, t in pieces)
+
+
+def _cuts(pieces: list[tuple[bool, str]]) -> dict[int, str]:
+    """Conversion index -> the flat text before it, for each conversion a line may end at:
+    enough literal text before it (`CUT_MIN_LITERAL` characters, `CUT_MIN_WORDS` words)
+    that the prefix alone names the message."""
+    out: dict[int, str] = {}
+    for i, (is_lit, _text) in enumerate(pieces):
+        if is_lit or not 0 < i < len(pieces) - 1:
+            continue
+        before = [t for lit, t in pieces[:i] if lit]
+        words = _WORD.findall(" ".join(before))
+        if sum(len(t.strip()) for t in before) >= CUT_MIN_LITERAL and len(words) >= CUT_MIN_WORDS:
+            out[i] = _flat(pieces[:i]).rstrip()
+    return out
+
+
+def _token(conv: str) -> str:
+    """A value that ends a cut line: one token (a string printed with spaces in it would
+    let any text after the prefix pass for it)."""
+    if conv[0] in ("s", "m", "r", "c"):
+        return r"\S+"
+    return r" *" * conv.endswith("w") + _CONV.get(conv[0], r"\S+") + r"\.*"
+
+
+def compile_template(
+    template: str, style: str = "printf", keep_cut: Callable[[str], bool] | None = None
+) -> Compiled:
+    """`template` as a pattern; `style` is "printf" (C, show_help) or "python".
+
+    The pattern also matches a line cut short after a value (a title, a terminal's width,
+    a paste): the template's text up to and including that value, then the line's end,
+    where that text is long enough to name the message (`_cuts`) and `keep_cut` (given
+    the flat text before the value) allows it: the loader refuses a prefix that a template
+    of another meaning shares. One regex: each cut is an alternative at its value."""
+    pieces = _trimmed(template, style)
+    cuts = {i: p for i, p in _cuts(pieces).items() if keep_cut is None or keep_cut(p)}
     regex: list[str] = []
     literals: list[str] = []
+    sure = len(pieces)  # the pieces before this one are in every match
     for i, (is_lit, text) in enumerate(pieces):
+        if i in cuts:
+            regex.append(f"(?:{_token(text)}\\s*$|")  # the line may end after the value
+            sure = min(sure, i)
         if is_lit:
             if i and _vanishing(pieces, i - 1):
                 text = text[1:]  # its leading space went into the optional gap
@@ -133,9 +193,12 @@ def compile_template(template: str, style: str = "printf") -> Compiled:
             regex.append(f"(?:{GAP} )?")
         else:
             regex.append(_gap(text[0], text.endswith("w")))
+    regex.append(")" * len(cuts))
     total = sum(len(t.strip()) for t in literals)
-    # the prefilter text must occur verbatim in every match: no run of white space
-    # (those match `\s+`)
-    runs = [r.strip() for t in literals for r in re.split(r"\s{2,}|\t", t)]
+    # the prefilter text must occur verbatim in every match, a cut one too: no run of
+    # white space (those match `\s+`), nothing after the first cut
+    sure_literals = [t for lit, t in pieces[:sure] if lit]
+    runs = [r.strip() for t in sure_literals for r in re.split(r"\s{2,}|\t", t)]
     longest = max(runs, key=len, default="")
-    return Compiled("".join(regex), longest, total >= MIN_LITERAL)
+    flat = _flat(pieces)
+    return Compiled("".join(regex), longest, total >= MIN_LITERAL, flat, tuple(cuts.values()))

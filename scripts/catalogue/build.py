@@ -62,6 +62,12 @@ def _prrte(git_dir: Path) -> tuple[str, list[Seen]]:
     return showhelp.scan(git_dir, r"v(\d+\.\d+\.\d+)", "2.0.0")
 
 
+def _pmix(git_dir: Path) -> tuple[str, list[Seen]]:
+    import pmix_src
+
+    return pmix_src.scan(git_dir)
+
+
 def _cuda(git_dir: Path) -> tuple[str, list[Seen]]:
     import errstrings
 
@@ -126,6 +132,7 @@ DIR_SOURCES = {
     "paddle": "https://github.com/PaddlePaddle/Paddle",
     "mxnet": "https://github.com/apache/mxnet",
     "paramiko": "https://github.com/paramiko/paramiko (PyPI sdists)",
+    "dali": "https://github.com/NVIDIA/DALI (nvidia-dali-cuda120 wheels: Python, C++ headers)",
 }
 
 SOURCES: dict[str, tuple[str, Callable[[Path], tuple[str, list[Seen]]]]] = {
@@ -143,6 +150,7 @@ SOURCES: dict[str, tuple[str, Callable[[Path], tuple[str, list[Seen]]]]] = {
     "openssh": ("https://github.com/openssh/openssh-portable", _openssh),
     "ompi": ("https://github.com/open-mpi/ompi", _ompi),
     "prrte": ("https://github.com/openpmix/prrte", _prrte),
+    "pmix": ("https://github.com/openpmix/openpmix", _pmix),
 }
 
 
@@ -201,7 +209,12 @@ def main(argv: list[str] | None = None) -> int:
             import dirscan
 
             source = DIR_SOURCES[args.library]
-            versions, seen = dirscan.scan(args.src_dir)
+            scan_dir = dirscan.scan
+            if args.library == "dali":  # DALI_ENFORCE/make_string, not the generic readers
+                import dali_src
+
+                scan_dir = dali_src.scan
+            versions, seen = scan_dir(args.src_dir)
         elif args.library in SOURCES and args.git_dir:
             source, scan = SOURCES[args.library]
             versions, seen = scan(args.git_dir)

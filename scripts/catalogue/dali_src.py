@@ -1,0 +1,289 @@
+"""NVIDIA DALI's messages, read file by file: its git history is too large for a mirror
+here, so each release's Python package and the C++ headers it ships (`nvidia/dali/include`)
+are taken from its wheel (`wheel_tree`, by repository path), and a `.h`/`.cc` file that only
+the repository holds is read one stored version at a time into a labelled folder (as
+`dirscan` describes).
+
+C++ is read the DALI way: `DALI_ENFORCE(cond, msg)` prints `Assert on "<cond>" failed: <msg>`,
+`DALI_FAIL(...)`, `DALI_ERROR(...)` and `DALI_WARN(...)` join their arguments as
+`make_string` does, and a message is often `"text " + std::to_string(x)`; CUDA's and nvJPEG's
+error texts are built by `ss << ...` and a `switch` of `return "text";`. Python goes through
+`pyextract` (raise, warnings.warn, logger calls).
+
+    python scripts/catalogue/dali_src.py --wheels DIR --src-dir DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import textwrap
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import cppmsg
+import pyextract
+from cprintf import _decode, _skip_arg, _skip_space, _string_at, calls
+from dirscan import labels
+from merge import Merger, Seen, span
+
+CPP = (".cc", ".cpp", ".cu", ".h", ".hpp", ".cuh")
+# what a user of a DALI input pipeline sees, by the path the repository gives it
+PY_PARTS = tuple(
+    "dali/python/nvidia/dali/" + p
+    for p in (
+        "pipeline.py", "external_source.py", "_utils/external_source_impl.py", "_multiproc/",
+        "plugin/", "fn/", "types.py", "tfrecord.py", "backend.py", "plugin_manager.py",
+        "data_node.py", "tensors.py", "sysconfig.py",
+    )
+)  # fmt: skip
+CPP_PARTS = (
+    "dali/core/error_handling.h", "dali/core/cuda_error.h", "dali/core/dynlink",
+    "dali/core/mm/", "dali/pipeline/", "dali/operators/reader/", "dali/operators/decoder/",
+    "dali/operators/imgcodec/", "dali/imgcodec/", "dali/operators/video/", "dali/c_api",
+)  # fmt: skip
+# macro -> (level, index of its first message argument, what DALI prints before it)
+MACROS = {
+    "DALI_ENFORCE": ("error", 1, 'Assert on "%s" failed: '),
+    "DALI_FAIL": ("error", 0, ""),
+    "DALI_ERROR": ("error", 0, ""),
+    "DALI_WARN": ("warn", 0, ""),
+    "DALI_WARN_ONCE": ("warn", 0, ""),
+}
+_HEAD = re.compile(r"(?<![\w.>:])(DALI_ENFORCE|DALI_FAIL|DALI_ERROR|DALI_WARN_ONCE|DALI_WARN)\s*\(")
+_THROW = re.compile(
+    r"\bthrow\s+(?:std::|dali::)?(\w*(?:Error|error|Exception|exception|argument|range))\s*\("
+)
+_STREAM = re.compile(r"(?<![\w.>:])\w*ss\s*<<")
+_MAKE = re.compile(r"(?:dali::)?make_string\s*\(")
+_STRING = re.compile(r"(?:std::|dali::)?string\s*\(")
+_ERROR_STRING = re.compile(r"\bErrorString\s*\([^)]*\)\s*\{")
+_CASE = re.compile(r"case\s+\w+\s*:\s*return\s+((?:\"(?:[^\"\\]|\\.)*\"\s*)+);")
+
+
+def wanted(path: str) -> bool:
+    """Whether a repository path is one whose messages the catalogue keeps."""
+    if "/test" in path or path.endswith(("_test.cc", "_test.h")):
+        return False
+    if path.endswith(".py"):
+        return path.startswith(PY_PARTS)
+    return path.endswith(CPP) and path.startswith(CPP_PARTS)
+
+
+def repo_path(member: str) -> str | None:
+    """The repository path of a wheel member: `nvidia/dali/x.py` is
+    `dali/python/nvidia/dali/x.py`, a shipped header `nvidia/dali/include/dali/x.h` is
+    `dali/x.h`."""
+    if member.startswith("nvidia/dali/include/dali/"):
+        return member[len("nvidia/dali/include/") :]
+    if member.startswith("nvidia/dali/") and member.endswith(".py"):
+        return "dali/python/" + member
+    return None
+
+
+def wheel_tree(wheel: Path, out: Path) -> int:
+    """Write the wanted files of one wheel under `out` by their repository paths."""
+    n = 0
+    with zipfile.ZipFile(wheel) as zf:
+        for member in zf.namelist():
+            path = repo_path(member)
+            if path is None or not wanted(path):
+                continue
+            target = out / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(zf.read(member))
+            n += 1
+    return n
+
+
+def wheel_version(wheel: Path) -> str:
+    m = re.match(r"nvidia_dali(?:_cuda\d+)?-(\d+\.\d+\.\d+)-", wheel.name)
+    if not m:
+        raise ValueError(f"{wheel}: not an nvidia-dali wheel name")
+    return m.group(1)
+
+
+def _args(text: str, i: int) -> tuple[list[str], int]:
+    """The argument texts of a call whose `(` ends just before `i`, and the end."""
+    out: list[str] = []
+    while i < len(text):
+        i = _skip_space(text, i)
+        if i >= len(text) or text[i] == ")":
+            break
+        end = _skip_arg(text, i)
+        out.append(text[i:end])
+        if end >= len(text) or text[end] != ",":
+            i = end
+            break
+        i = end + 1
+    return out, i
+
+
+def _split_plus(expr: str) -> list[str]:
+    """`a + "b" + f(x, y)` as its top-level pieces."""
+    pieces, depth, start, j = [], 0, 0, 0
+    while j < len(expr):
+        ch = expr[j]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch in "\"'":
+            k = j + 1
+            while k < len(expr) and expr[k] != ch:
+                k += 2 if expr[k] == "\\" else 1
+            j = k
+        elif ch == "+" and depth == 0 and expr[j + 1 : j + 2] != "+" and expr[j - 1 : j] != "+":
+            pieces.append(expr[start:j])
+            start = j + 1
+        j += 1
+    pieces.append(expr[start:])
+    return pieces
+
+
+def _literals(piece: str) -> str | None:
+    """The text of a piece made only of adjacent string literals."""
+    got, j = [], _skip_space(piece, 0)
+    while j < len(piece):
+        lit = _string_at(piece, j)
+        if lit is None:
+            return None
+        got.append(lit[0])
+        j = _skip_space(piece, lit[1])
+    return "".join(got) if got else None
+
+
+def expr_text(expr: str) -> str:
+    """What a message expression prints, as a printf-style template: literal text kept
+    (`%` as `%%`), `make_string(...)` and `std::string(...)` read through, anything else `%s`."""
+    parts = []
+    for piece in _split_plus(expr):
+        piece = piece.strip()
+        lit = _literals(piece)
+        if lit is not None:
+            parts.append(lit.replace("%", "%%"))
+            continue
+        m = _MAKE.match(piece) or _STRING.match(piece)
+        if m:
+            args, end = _args(piece, m.end())
+            if piece[end + 1 :].strip() == "":
+                parts.append("".join(expr_text(a) for a in args))
+                continue
+        parts.append("%s")
+    return "".join(parts)
+
+
+def _useful(template: str) -> bool:
+    return len(re.sub(r"%[%s]", "", template).strip()) >= 3
+
+
+def cpp_messages(text: str) -> Iterator[tuple[str, str]]:
+    """(level, template) of every message of one DALI C++ file."""
+    for m in _HEAD.finditer(text):
+        start = text.rfind("\n", 0, m.start()) + 1
+        if re.match(r"\s*#\s*define\b", text[start:]):
+            continue
+        level, first, prefix = MACROS[m.group(1)]
+        args, _ = _args(text, m.end())
+        if len(args) <= first:
+            continue  # DALI_ENFORCE(cond) alone: no message of its own
+        body = "".join(expr_text(a) for a in args[first:])
+        if _useful(body):
+            yield level, prefix + body
+    for m in _THROW.finditer(text):
+        args, _ = _args(text, m.end())
+        if args:
+            body = expr_text(args[0])
+            if _useful(body):
+                yield "error", body
+    for m in _STREAM.finditer(text):
+        got, _ = cppmsg._concat(text, m.end(), "<<")
+        if _useful(got):
+            yield "error", got
+    for c in calls(text, {"snprintf": 2}):
+        if _useful(c.template):
+            yield "error", c.template
+    if '"nvJPEG error ("' in text:  # nvjpeg_helper.h: "nvJPEG error (<code>): <text>"
+        for fm in _ERROR_STRING.finditer(text):
+            depth, i = 1, fm.end()
+            while i < len(text) and depth:
+                depth += {"{": 1, "}": -1}.get(text[i], 0)
+                i += 1
+            for cm in _CASE.finditer(text, fm.end(), i):
+                said = "".join(
+                    _decode(p) for p in re.findall(r"\"((?:[^\"\\]|\\.)*)\"", cm.group(1))
+                )
+                if "successfully" not in said:
+                    yield "error", "nvJPEG error (%s): " + said.replace("%", "%%")
+
+
+def _headline_first(template: str) -> str:
+    """A raised message written as an indented triple-quoted block (`RuntimeError(\"\"\"
+    <newline> text...`) prints the exception's name alone on its line and the text on the
+    next ones: the template is that text, dedented, so its first line is one a log shows."""
+    name, sep, body = template.partition(": ")
+    if sep and re.fullmatch(r"\w+", name) and re.match(r"[ \t]*\n", body):
+        return textwrap.dedent(body.lstrip(" \t").lstrip("\n")).strip()
+    return template
+
+
+def file_messages(path: str, text: str) -> list[tuple[str, str]]:
+    if path.endswith(".py"):
+        found = [(m.level, _headline_first(m.template)) for m in pyextract.messages(text)]
+    elif path.endswith(CPP):
+        found = list(cpp_messages(text))
+    else:
+        found = []
+    return list(dict.fromkeys(found))
+
+
+def scan(src: Path) -> tuple[str, list[Seen]]:
+    """Every message of the wanted files under each labelled folder of `src`."""
+    order = labels(src)
+    merger = Merger()
+    for label in order:
+        root = src / label
+        for path in sorted(p for p in root.rglob("*") if p.is_file()):
+            rel = path.relative_to(root).as_posix()
+            if not wanted(rel):
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+            for level, template in file_messages(rel, text):
+                merger.add(label, level, template, rel)
+    return span(order[0], order[-1]), merger.entries()
+
+
+def main(argv: list[str] | None = None) -> int:
+    import build
+    from classify import Table
+    from gitsrc import version_key
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--wheels", type=Path, nargs="+", required=True, help="folders of *.whl")
+    ap.add_argument("--src-dir", type=Path, required=True, help="labelled folders (dirscan)")
+    args = ap.parse_args(argv)
+    try:
+        found = [w for d in args.wheels for w in d.glob("nvidia_dali*.whl")]
+        wheels = sorted(found, key=lambda w: version_key(wheel_version(w)))
+        if not wheels:
+            raise ValueError(f"{' '.join(map(str, args.wheels))}: no nvidia_dali wheel")
+        for wheel in wheels:
+            n = wheel_tree(wheel, args.src_dir / wheel_version(wheel))
+            print(f"{wheel.name}: {n} files")
+        # the releases read, oldest first (dirscan's listing)
+        listing = "".join(f"{wheel_version(w)}\n" for w in wheels)
+        (args.src_dir / "VERSIONS").write_text(listing, encoding="utf-8")
+        versions, seen = scan(args.src_dir)
+        table = Table(build.CATALOGUE / "classify.yaml")
+        n = build.emit("dali", build.DIR_SOURCES["dali"], versions, seen, table)
+    except (LookupError, ValueError, OSError, zipfile.BadZipFile) as exc:
+        print(f"dali_src: {exc}", file=sys.stderr)
+        return 1
+    print(f"dali: {n} messages, versions {versions}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable, Iterator
-from typing import AnyStr, Generic
+from typing import Any, AnyStr, Generic
 
 _METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split")
 
@@ -58,7 +58,7 @@ class LazyPattern(Generic[AnyStr]):
     ) -> Iterator[re.Match[AnyStr]]:
         return self.compiled().finditer(string, pos, endpos)
 
-    def findall(self, string: AnyStr, pos: int = 0, endpos: int = sys.maxsize) -> list[object]:
+    def findall(self, string: AnyStr, pos: int = 0, endpos: int = sys.maxsize) -> list[Any]:
         return self.compiled().findall(string, pos, endpos)
 
     def sub(
@@ -77,7 +77,7 @@ class LazyPattern(Generic[AnyStr]):
     ) -> tuple[AnyStr, int]:
         return self.compiled().subn(repl, string, count)
 
-    def split(self, string: AnyStr, maxsplit: int = 0) -> list[AnyStr | None]:
+    def split(self, string: AnyStr, maxsplit: int = 0) -> list[AnyStr | Any]:
         return self.compiled().split(string, maxsplit)
 
     def __repr__(self) -> str:

@@ -14,13 +14,14 @@ import re
 
 from kb.diagnosis.analyzers.base import Analyzer, Facts, Finding, Report, Tap
 from kb.diagnosis.model import Evidence, Note
+from kb.util.lazyre import LazyPattern
 
-_BOX = re.compile(r"^\s*\[(?P<mark>[ Xx])\]\s+(?P<name>[\w+\- ]+?)\s*$")
-_HVD_VERSION = re.compile(r"Horovod v(?P<v>\d+\.\d+\.\d+)")
-_CA = re.compile(r"^CA '(?P<ca>[^']+)'")
-_STATE = re.compile(r"^\s*State:\s*(?P<state>\w+)")
-_LDCONFIG = re.compile(r"^\s*(?P<so>libnccl\.so[.\d]*)\s+\([^)]*\)\s+=>\s+(?P<path>\S+)")
-_PIP_NCCL = re.compile(r"^(?P<pkg>nvidia-nccl-cu\d+|nccl)\s+(?P<v>\d[\w.+\-]*)\s*$", re.I)
+_BOX = LazyPattern(r"^\s*\[(?P<mark>[ Xx])\]\s+(?P<name>[\w+\- ]+?)\s*$")
+_HVD_VERSION = LazyPattern(r"Horovod v(?P<v>\d+\.\d+\.\d+)")
+_CA = LazyPattern(r"^CA '(?P<ca>[^']+)'")
+_STATE = LazyPattern(r"^\s*State:\s*(?P<state>\w+)")
+_LDCONFIG = LazyPattern(r"^\s*(?P<so>libnccl\.so[.\d]*)\s+\([^)]*\)\s+=>\s+(?P<path>\S+)")
+_PIP_NCCL = LazyPattern(r"^(?P<pkg>nvidia-nccl-cu\d+|nccl)\s+(?P<v>\d[\w.+\-]*)\s*$", re.I)
 
 
 class Commands(Analyzer):

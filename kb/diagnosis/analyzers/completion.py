@@ -18,11 +18,10 @@ The facts are per log file: `completed` (file -> the line that shows it).
 
 from __future__ import annotations
 
-import re
-
 from kb.diagnosis.analyzers.base import Analyzer, Facts, Report, Tap
 from kb.diagnosis.lines import meaningful
 from kb.diagnosis.model import Evidence
+from kb.util.lazyre import LazyPattern
 
 PROGRESS_LINES = 5
 
@@ -34,8 +33,8 @@ _DONE = (
     r"\bTotal img/sec on \d+ GPU|'train_runtime': \d|"
     r"Trainer\.fit` stopped: `max_(?:epochs|steps)=\d+` reached"
 )
-_COUNT = re.compile(r"(?i)\b(?:step|iter(?:ation)?|epoch)\s*[:#\[]?\s*(\d+)\s*/\s*(\d+)\b")
-_PROGRESS = re.compile(
+_COUNT = LazyPattern(r"(?i)\b(?:step|iter(?:ation)?|epoch)\s*[:#\[]?\s*(\d+)\s*/\s*(\d+)\b")
+_PROGRESS = LazyPattern(
     r"\b\d+\s+\d+\s+(?:float|double|half|bfloat16|u?int(?:8|32|64))\s+\w+\s+-?\d|"
     r"(?i:\bloss\b\s*[:=]?\s*\d|\d\s*(?:img/s|images/sec|samples/s|it/s|tokens/s)\b)"
 )

@@ -18,11 +18,12 @@ import re
 from kb.diagnosis.analyzers.base import Analyzer, Facts, Report, Tap
 from kb.diagnosis.decorations import content_start, logged_as_error
 from kb.diagnosis.lines import level_of, time_of
+from kb.util.lazyre import LazyPattern
 
 TRACEBACK_REACH = 400  # lines between a traceback's start and its final exception
 FRAME_REACH = 6  # lines between a frame's `File "..", line N` and the exception after it
 
-_FIELD = re.compile(r"^\s*(?:\[[^\]]*\]:?\s*)?(time|host|rank)\s*:\s*(.+?)\s*$")
+_FIELD = LazyPattern(r"^\s*(?:\[[^\]]*\]:?\s*)?(time|host|rank)\s*:\s*(.+?)\s*$")
 
 
 class Context(Analyzer):

@@ -16,9 +16,10 @@ import re
 
 from kb.diagnosis.analyzers.base import Analyzer, Facts, Finding, Report, Tap
 from kb.diagnosis.model import Evidence
+from kb.util.lazyre import LazyPattern
 
 _LOOPBACK = r"remote=\[(?:127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost)\]"
-_SIZE = re.compile(r"\bsize=(\d+)")
+_SIZE = LazyPattern(r"\bsize=(\d+)")
 REACH = 3
 
 

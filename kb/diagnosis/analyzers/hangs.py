@@ -18,6 +18,7 @@ import re
 from kb.diagnosis.analyzers.base import Analyzer, Facts, Finding, Report, Tap
 from kb.diagnosis.hangs import flightrec, ras
 from kb.diagnosis.model import Evidence
+from kb.util.lazyre import LazyPattern
 
 VERSIONS_DIFFER = "hang-nccl-versions-differ"
 PROCESSES_PER_NODE_DIFFER = "hang-processes-per-node-differ"
@@ -25,18 +26,18 @@ RANK_DIED = "hang-rank-died"
 
 _FR = re.escape(flightrec.PREFIX)
 _RAS = re.escape(ras.PREFIX)
-_FR_VERSIONS = re.compile(rf"^{_FR} ranks run different NCCL versions: (.+)$")
-_FR_GROUP = re.compile(r"(\S+) on ranks? ([\d,…]+)")
+_FR_VERSIONS = LazyPattern(rf"^{_FR} ranks run different NCCL versions: (.+)$")
+_FR_GROUP = LazyPattern(r"(\S+) on ranks? ([\d,…]+)")
 # NCCL's RAS thread (src/ras/ras.cc) when a peer of another NCCL version connects
-_RAS_PEER_VERSION = re.compile(
+_RAS_PEER_VERSION = LazyPattern(
     r"NCCL version mismatch with remote peer (\S+?)(?:<\d+>)? \(local: ([^,]+), remote ([^)]+)\)"
 )
-_OUTLIER = re.compile(rf"^{_RAS} node (\S+) runs a different number of NCCL processes")
-_NO_DUMP = re.compile(rf"^{_FR} ranks? ([\d,]+)…? left no dump")
-_DEAD = re.compile(
+_OUTLIER = LazyPattern(rf"^{_RAS} node (\S+) runs a different number of NCCL processes")
+_NO_DUMP = LazyPattern(rf"^{_FR} ranks? ([\d,]+)…? left no dump")
+_DEAD = LazyPattern(
     rf"^{_RAS} process (\d+) on host (\S+) \(GPUs? [^,)]+(?:, rank (\d+))?\) is considered dead"
 )
-_RANK_HOST = re.compile(
+_RANK_HOST = LazyPattern(
     rf"^{_RAS} (?:process \d+ on host (\S+) \(GPUs? [^,)]+, rank (\d+)\)"
     rf"|rank (\d+) \(process \d+ on host (\S+), GPU)"
 )

@@ -17,26 +17,27 @@ import re
 
 from kb.diagnosis.analyzers.base import Analyzer, Facts, Finding, Report, Tap
 from kb.diagnosis.model import Evidence, Note
+from kb.util.lazyre import LazyPattern
 
 _NUM = r"(\d+(?:\.\d+)?)\s*(ms|s)?"
-_DATA = re.compile(r"\b[Dd]ata(?:[_ ]?[Tt]ime|_s)?\s*[:=]?\s*" + _NUM + r"(?![\w.])")
+_DATA = LazyPattern(r"\b[Dd]ata(?:[_ ]?[Tt]ime|_s)?\s*[:=]?\s*" + _NUM + r"(?![\w.])")
 # the time of the rest of a step, where it is printed apart from the data time
 # (LeRobot's `updt_s:0.302 data_s:13.330`): the step is their sum
-_UPDATE = re.compile(
+_UPDATE = LazyPattern(
     r"\b(?:updt|update|compute|fwd_bwd|forward_backward|optim)(?:_s|_time)\s*[:=]\s*"
     + _NUM
     + r"(?![\w.])"
 )
-_STEP = re.compile(
+_STEP = LazyPattern(
     r"\b(?:[Bb]atch[_ ]?|[Ss]tep[_ ]?|[Ii]ter[_ ]?)?[Tt]ime\s*[:=]?\s*" + _NUM + r"(?![\w.])"
 )
-_NODES_GPUS = re.compile(r"\b(\d{1,3})n(\d{1,2})g\b\D{0,40}?(\d[\d,]*(?:\.\d+)?)", re.I)
-_GPUS_UNIT = re.compile(
+_NODES_GPUS = LazyPattern(r"\b(\d{1,3})n(\d{1,2})g\b\D{0,40}?(\d[\d,]*(?:\.\d+)?)", re.I)
+_GPUS_UNIT = LazyPattern(
     r"\b(\d{1,6})\s*(?:x\s*)?GPUs?\b\D{0,40}?(\d[\d,]{0,20}(?:\.\d+)?)\s*"
     r"(?:img/s|images?/s(?:ec)?|samples?/s(?:ec)?|seq(?:uences)?/s|sentences/s|tokens?/s|it/s)",
     re.I,
 )
-_CELL_SPLIT = re.compile(r"\s*\|\s*|\t+|\s{2,}|,\s*")
+_CELL_SPLIT = LazyPattern(r"\s*\|\s*|\t+|\s{2,}|,\s*")
 WARMUP = 3
 DATA_SHARE_BOTTLENECK = 0.5
 EFFICIENCY_LOW = 0.6

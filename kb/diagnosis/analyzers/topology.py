@@ -9,14 +9,14 @@ peer-to-peer is unavailable between two GPUs (supporting nccl-p2p-failure).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from kb.diagnosis.analyzers.base import Analyzer, Facts, Finding, Report, Tap
 from kb.diagnosis.model import Evidence, Note
 from kb.sysinfo import topology as topo_mod
+from kb.util.lazyre import LazyPattern
 
-_DEVICE = re.compile(r"^(?:GPU\d+|NIC\d+|mlx\d*_\d+)$")
+_DEVICE = LazyPattern(r"^(?:GPU\d+|NIC\d+|mlx\d*_\d+)$")
 P2P_CELLS = {"OK", "CNS", "GNS", "TNS", "NS", "U"}
 MAX_ROWS = 64
 GPU_GROUPS_WEIGHT = {"SYS": 0.7, "NODE": 0.55, "PHB": 0.55}

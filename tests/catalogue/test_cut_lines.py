@@ -89,7 +89,7 @@ LIBRARY = """library: demo
 source: https://example.org/demo
 versions: 1.0-1.0
 messages:
-- template: 'Cannot open the rendezvous store at %s: %s (check the store port)'
+- template: 'Cannot open the rendezvous store at %s: the connection was refused by %s (check the store port)'
   level: error
   file: store.cc
   versions: 1.0
@@ -128,7 +128,8 @@ def test_shared_prefixes_are_judged_across_the_catalogue(tmp_path: Path) -> None
         # the benign message is the cause's prefix: a line that ends there is the benign one
         assert labels(cat, "Cannot open the rendezvous store at node1:29500") == {"benign"}
         # a line that shows more of the cause than the benign message has is the cause's
-        assert labels(cat, "Cannot open the rendezvous store at node1:29500: timeout") == {
+        line = "Cannot open the rendezvous store at node1:29500: the connection was refused by n1"
+        assert labels(cat, line) == {
             "benign",
             "cause/rendezvous-port",
         }

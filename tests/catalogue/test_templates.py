@@ -103,24 +103,38 @@ def test_a_cut_must_end_the_line_right_after_one_value() -> None:
     assert not _matches(TFDS, PEGASUS_TITLE + " is needed by t2t", "python")
     assert not _matches(TFDS, PEGASUS_TITLE + ", got 1.15", "python")
     # a number's conversion takes a number
-    template = "NET/IB : Got completion from peer %s with error %d, opcode %d, len %d"
-    line = "NCCL WARN NET/IB : Got completion from peer 10.0.0.2<34567> with error "
-    assert _matches(template, line + "12")
-    assert _matches(template, line + "12...")
-    assert not _matches(template, line + "twelve")
+    template = "Timed out waiting for the rendezvous of %d ranks after %d seconds, giving up"
+    line = "[E] Timed out waiting for the rendezvous of "
+    assert _matches(template, line + "8")
+    assert _matches(template, line + "8...")
+    assert not _matches(template, line + "eight")
     # a string between two spaces that may print nothing: cut after it
+    template = "NET/IB : Got completion from peer %s with error %d, opcode %d, len %d"
     assert _matches(template, "NCCL WARN NET/IB : Got completion from peer 10.0.0.2<34567>")
 
 
 def test_a_short_or_wordless_prefix_never_matches_alone() -> None:
     template = "Rank %d failed on host %s with code %d: %s"
-    assert compile_template(template).cuts == ("Rank \0 failed on host \0 with code",)
+    assert compile_template(template).cuts == ()
     assert not _matches(template, "Rank 3")
     assert not _matches(template, "Rank 3 failed on host node1")  # 18 characters of text
-    assert _matches(template, "Rank 3 failed on host node1 with code 9")
+    # a string's gap takes any text: only the text since the last one counts
+    assert not _matches(template, "Rank 3 failed on host node1 with code 9")
+    ras = "RAS %s socket connection with %s closed by peer on receive; terminating it"
+    assert compile_template(ras).cuts == ()
+    # NCCL 2.24's RAS on a killed rank: another message, which the gap would have taken
+    real = (
+        "[rank1]:vm:468:651 [0] NCCL INFO RAS connect timeout warning (5s) on socket "
+        "connection with 127.0.0.1<46703>"
+    )
+    assert not _matches(ras, real)
     wordless = "0x00000000/0xffffffff::0x00 %s state %d"  # long, but no words
     assert compile_template(wordless).cuts == ()
     assert not _matches(wordless, "0x00000000/0xffffffff::0x00 abc")
+    # numbers' conversions do not reset the count: they take digits only
+    template = "Got completion from peer with error %d, opcode %d, len %d, vendor err %d"
+    assert len(compile_template(template).cuts) == 3
+    assert _matches(template, "Got completion from peer with error 12, opcode 0, len 0")
 
 
 def test_the_prefilter_text_is_in_every_cut_match() -> None:

@@ -142,16 +142,23 @@ def _flat(pieces: list[tuple[bool, str]]) -> str:
 
 def _cuts(pieces: list[tuple[bool, str]]) -> dict[int, str]:
     """Conversion index -> the flat text before it, for each conversion a line may end at:
-    enough literal text before it (`CUT_MIN_LITERAL` characters, `CUT_MIN_WORDS` words)
-    that the prefix alone names the message."""
+    enough literal text right before it (`CUT_MIN_LITERAL` characters in `CUT_MIN_WORDS`
+    words since the last string value, whose gap would take any text: "RAS %s socket
+    connection with %s" must not end RAS's "connect timeout warning (5s) on socket
+    connection with 127.0.0.1<58101>") that the prefix alone names the message."""
     out: dict[int, str] = {}
-    for i, (is_lit, _text) in enumerate(pieces):
-        if is_lit or not 0 < i < len(pieces) - 1:
+    since = 0  # the first piece after the last string value
+    for i, (is_lit, text) in enumerate(pieces):
+        if is_lit:
             continue
-        before = [t for lit, t in pieces[:i] if lit]
-        words = _WORD.findall(" ".join(before))
-        if sum(len(t.strip()) for t in before) >= CUT_MIN_LITERAL and len(words) >= CUT_MIN_WORDS:
-            out[i] = _flat(pieces[:i]).rstrip()
+        if 0 < i < len(pieces) - 1:
+            before = [t for lit, t in pieces[since:i] if lit]
+            words = _WORD.findall(" ".join(before))
+            chars = sum(len(t.strip()) for t in before)
+            if chars >= CUT_MIN_LITERAL and len(words) >= CUT_MIN_WORDS:
+                out[i] = _flat(pieces[:i]).rstrip()
+        if _gap(text[0], False) == GAP:
+            since = i + 1
     return out
 
 

@@ -86,6 +86,7 @@ class VocabularySpec:
     framework_shown: float = 1.0
     framework_not_shown: float = 1.0
     framework_libraries: dict[str, str] = field(default_factory=dict)  # catalogue -> area
+    framework_markers: dict[str, list[str]] = field(default_factory=dict)  # area -> RE2s
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> VocabularySpec:
@@ -260,6 +261,7 @@ def _vocabulary(vocab: Any) -> VocabularySpec:
         framework_shown=float(fw.shown),
         framework_not_shown=float(fw.not_shown),
         framework_libraries=dict(getattr(fw, "libraries", {})),
+        framework_markers={a: list(p) for a, p in getattr(fw, "markers", {}).items()},
     )
 
 

@@ -216,7 +216,9 @@ class Plan:
         # pattern id -> who takes its lines
         self.consumers: list[list[Consumer]] = [list(c) for c in part.consumers]
         self.pids_of = part.pids_of  # signature index -> its matchers' pattern ids
-        analyzers = default_analyzers()
+        # the framework markers are rules (rules/vocabulary): the setting analyzer's taps
+        self.framework_markers = rules.vocabulary.framework_markers
+        analyzers = default_analyzers(self.framework_markers)
         # the analyzers' classes in their order: a session's analyzers are made from them
         self.analyzer_kinds: tuple[type[Analyzer], ...] = tuple(type(a) for a in analyzers)
         self.taps: list[PlannedTap] = []
@@ -241,7 +243,7 @@ class Plan:
     def new_analyzers(self) -> list[Analyzer]:
         """Fresh analyzers, in the order `PlannedTap.analyzer` indexes (checked: a plan
         made before the analyzers changed would give lines to the wrong ones)."""
-        analyzers = default_analyzers()
+        analyzers = default_analyzers(self.framework_markers)
         if tuple(type(a) for a in analyzers) != self.analyzer_kinds:
             raise RuntimeError("the analyzers changed after the scan plan was made")
         return analyzers

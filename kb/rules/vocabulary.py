@@ -9,7 +9,8 @@ Every word a rule uses must be defined in a vocabulary file, so a misspelt one i
 error with its file and line instead of a finding that silently becomes a note.
 
 Each `*.yaml` file under `rules/vocabulary/` may hold any of `findings`, `observations`,
-`traits` and `frameworks`; a word defined twice is an error.
+`traits` and `frameworks` (the framework areas, their weights, and the `markers` that show a
+framework in a log: RE2 patterns, checked here); a word defined twice is an error.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ from typing import Annotated
 from pydantic import Field
 
 from kb.rules.schema.models import ID_PATTERN, Strict
+from kb.util import re2syntax
 from kb.util.yamlsrc import Located
 
 FOLDER = "vocabulary"
+MARKER_LITERAL = 3  # the shortest literal text a framework marker must hold
 
 Factor = Annotated[float, Field(gt=0, description="a factor on a cause's weight")]
 
@@ -72,6 +75,11 @@ class FrameworkWeights(Strict):
         default_factory=dict,
         description="message catalogue library -> the framework area its messages show",
     )
+    markers: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="framework -> RE2 patterns: a log line matching one shows the framework "
+        "(its paths, modules, launcher, log prefixes; kb.diagnosis.analyzers.setting)",
+    )
 
 
 class VocabularyFile(Strict):
@@ -92,6 +100,7 @@ class Vocabulary:
         default_factory=lambda: FrameworkWeights.model_validate({})
     )
     where: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
+    marker_lines: dict[tuple[str, int], tuple[str, int]] = field(default_factory=dict)
 
     def add(self, data: VocabularyFile, display: str, located: Located) -> list[tuple[int, str]]:
         """Merge one file's words; (line, message) for each word already defined."""
@@ -123,6 +132,10 @@ class Vocabulary:
             else:
                 self.frameworks = data.frameworks
                 self.where[("frameworks", "")] = (display, located.line_of(("frameworks",)))
+                for area, patterns in data.frameworks.markers.items():
+                    for i in range(len(patterns)):
+                        loc = ("frameworks", "markers", area, i)
+                        self.marker_lines[(area, i)] = (display, located.line_of(loc))
         return problems
 
     def bad_words(self) -> list[tuple[str, int, str]]:
@@ -143,6 +156,35 @@ class Vocabulary:
                     display, line = self.where[("traits", trait)]
                     out.append(
                         (display, line, f"trait '{trait}' weighs unknown observation '{obs}'")
+                    )
+        out.extend(self._bad_markers())
+        return out
+
+    def _bad_markers(self) -> list[tuple[str, int, str]]:
+        """A framework marker must name a framework area and be an RE2 pattern with some
+        literal text (the scanner finds candidate lines by it: one without makes most lines
+        of a log candidates)."""
+        out: list[tuple[str, int, str]] = []
+        areas = set(self.frameworks.areas)
+        for area, patterns in self.frameworks.markers.items():
+            for i, pattern in enumerate(patterns):
+                display, line = self.marker_lines.get((area, i), ("", 0))
+                if area not in areas:
+                    out.append((display, line, f"marker of '{area}', which is not in areas"))
+                    break
+                problem = re2syntax.check(pattern)
+                literal = re2syntax.required_literal(pattern)  # None: RE2-only syntax
+                if problem is not None:
+                    out.append((display, line, f"marker `{pattern}`: {problem.message}"))
+                elif literal is not None and literal < MARKER_LITERAL:
+                    out.append(
+                        (
+                            display,
+                            line,
+                            f"marker `{pattern}` holds no literal text of {MARKER_LITERAL} "
+                            "characters every match contains (it would make most lines "
+                            "candidates)",
+                        )
                     )
         return out
 

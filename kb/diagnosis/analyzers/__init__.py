@@ -7,10 +7,16 @@ transports and hosts, Gloo's peers).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from kb.diagnosis.analyzers.base import Analyzer
 
 
-def default_analyzers() -> list[Analyzer]:
+def default_analyzers(
+    framework_markers: Mapping[str, Sequence[str]] | None = None,
+) -> list[Analyzer]:
+    """Fresh analyzers; `framework_markers` (framework -> RE2 patterns, from the rules'
+    vocabulary) are the lines that show a framework (none: no framework is told)."""
     from kb.diagnosis.analyzers.commands import Commands
     from kb.diagnosis.analyzers.completion import Completion
     from kb.diagnosis.analyzers.context import Context
@@ -25,7 +31,7 @@ def default_analyzers() -> list[Analyzer]:
 
     return [
         Context(),
-        Setting(),
+        Setting(framework_markers or {}),
         Progress(),
         Topology(),
         Commands(),

@@ -1,10 +1,11 @@
 """NCCL's own error codes, in every wrapping they reach the user in.
 
 However a framework words it (`NCCL error in: ProcessGroupNCCL.cpp:825, unhandled
-system error`, `NCCL Error 2: unhandled system error`, nccl-tests' `Test NCCL failure
-common.cu:777 'unhandled system error'`, `ncclSystemError: System call (socket,
-malloc, munmap, etc) failed.`, old PyTorch's `unhanled system error`, RCCL's `Rccl error,
-unhandled system error` on AMD GPUs), a returned
+system error`, `NCCL Error 2: unhandled system error`, Paddle's `NCCL error(2)`, nccl-tests'
+`Test NCCL failure common.cu:777 'unhandled system error'` or, with newer NCCL, `... 'internal
+error - please report this issue to the NCCL developers / '`, `ncclSystemError: System call
+(socket, malloc, munmap, etc) failed.`, old PyTorch's `unhanled system error`, RCCL's `Rccl
+error, unhandled system error` on AMD GPUs), a returned
 ncclResult_t means NCCL failed: the finding `nccl-returned-error` shows the symptom
 whose `named_by` lists it (NCCL failed while creating its communicator), certainly
 present even when no line says why. Its kind narrows the cause (`kb.diagnosis.candidates`):
@@ -23,20 +24,24 @@ from kb.diagnosis.analyzers.base import Analyzer, Facts, Finding, Report, Tap
 from kb.diagnosis.model import Evidence
 
 FINDING = "nccl-returned-error"  # rules/vocabulary/findings.yaml
-_KINDS = (
-    ("system", r"unhand?led system error|ncclSystemError|NCCL Error 2\b"),
-    ("cuda", r"unhand?led cuda error|ncclUnhandledCudaError|NCCL Error 1\b"),
-    ("internal", r"'internal error'|, internal error|ncclInternalError|NCCL Error 3\b"),
+# (kind, its ncclResult_t code, how its text reads in any wrapping): nccl-tests quotes the
+# text and, built with an NCCL that has ncclGetLastError, adds ` / ` and NCCL's last error
+# ('internal error - please report this issue to the NCCL developers / '); newer texts add
+# `(run with NCCL_DEBUG=INFO for details)`; Paddle writes `NCCL error(2), unhandled ...`.
+_TEXTS = (
+    ("cuda", 1, r"unhand?led cuda error|ncclUnhandledCudaError"),
+    ("system", 2, r"unhand?led system error|ncclSystemError"),
+    # the words alone are everyone's: only as the quoted or listed text of the error
     (
-        "invalid-argument",
-        r"invalid argument'|, invalid argument|ncclInvalidArgument|NCCL Error 4\b",
+        "internal",
+        3,
+        r"(?:'|, |: )internal error\b|internal error - please report|ncclInternalError",
     ),
-    ("invalid-usage", r"invalid usage|ncclInvalidUsage|NCCL Error 5\b"),
-    (
-        "remote",
-        r"remote process exited or there was a network error|ncclRemoteError|NCCL Error 6\b",
-    ),
+    ("invalid-argument", 4, r"(?:'|, |: )invalid argument\b|ncclInvalidArgument"),
+    ("invalid-usage", 5, r"invalid usage|ncclInvalidUsage"),
+    ("remote", 6, r"remote process exited or there was a network error|ncclRemoteError"),
 )
+_KINDS = tuple((kind, rf"{text}|NCCL Error[ (]{code}\b") for kind, code, text in _TEXTS)
 _ANY = re.compile("|".join(f"(?P<{k.replace('-', '_')}>{rx})" for k, rx in _KINDS), re.I)
 _NCCL = re.compile(r"[nr]ccl", re.I)  # RCCL, NCCL on AMD GPUs, returns the same codes
 
@@ -71,7 +76,7 @@ class NcclErrors(Analyzer):
                 FINDING,
                 f"nccl-{kind}-error",
                 0.7,
-                f"NCCL returned an {kind} error",
+                f"NCCL returned {'an' if kind[0] in 'aeiou' else 'a'} {kind} error",
                 evidence,
                 {"nccl_error": kind},
             )

@@ -16,12 +16,16 @@ finish later and for the ranking:
 - `ib_expected`: reasons to expect InfiniBand/RoCE whether or not it is used
   (`NCCL_IB_HCA`, `NCCL_NET=IB`, `NCCL_IB_GID_INDEX` set, NCCL failing to initialise
   any network plugin, HCAs named in the log);
-- `frameworks`: the frameworks whose paths or modules the logs show.
+- `frameworks`: the frameworks the logs show: lines matching one of a framework's
+  `markers` in rules/vocabulary/traits.yaml (its paths, modules, launcher, log prefixes:
+  `torch/csrc/distributed/c10d`, `[c10d]`, `[rank0]:`, `horovod/common`, `PADDLE_TRAINER_ID`,
+  `src/operator/` ...), data so a new framework or wording needs no code.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 
 from kb.diagnosis.analyzers.base import Analyzer, Facts, Report, Tap
 from kb.diagnosis.model import Evidence
@@ -51,30 +55,36 @@ _HOSTS = (
     r"\b(?:mpirun|mpiexec|horovodrun|orterun|prterun)\b.*?\s(?:-H|-host|--host|--hosts)"
     r"[= ]\s*(\S+)"
 )
-_FRAMEWORKS = {
-    "tensorflow": r"tensorflow[/.]|\bimport tensorflow\b|\btf\.(?:distribute|keras|compat)\b",
-    "pytorch": r"\btorch[/.]|ProcessGroupNCCL|\btorchrun\b|torch\.distributed",
-    "paddle": r"\bpaddle[/.]|\bimport paddle\b|PaddlePaddle",
-    "mxnet": r"\bmxnet[/.]|\bimport mxnet\b",
-    "horovod": r"\bhorovod[/.]|\bhorovodrun\b|\bimport horovod\b",
-}
 _THIS_HOST = {"localhost", "127.0.0.1", "::1"}
 KEEP = 3  # reasons kept per fact
 
 
-class Setting(Analyzer):
-    name = "setting"
-    taps = (
-        Tap("container", _CONTAINER, ignore_case=True, cap=KEEP),
-        Tap("ib-present", _IB_PRESENT, cap=KEEP),
-        Tap("ib-absent", _IB_ABSENT, cap=KEEP),
-        Tap("ib-expected", _IB_EXPECTED, cap=KEEP),
-        Tap("nodes", _NODES, cap=50),
-        Tap("hosts", _HOSTS, cap=50),
-        *(Tap(f"fw-{name}", rx, cap=1) for name, rx in _FRAMEWORKS.items()),
+FW = "fw-"  # the tap of a framework's markers: fw-<framework>
+_SETUP_TAPS = (
+    Tap("container", _CONTAINER, ignore_case=True, cap=KEEP),
+    Tap("ib-present", _IB_PRESENT, cap=KEEP),
+    Tap("ib-absent", _IB_ABSENT, cap=KEEP),
+    Tap("ib-expected", _IB_EXPECTED, cap=KEEP),
+    Tap("nodes", _NODES, cap=50),
+    Tap("hosts", _HOSTS, cap=50),
+)
+
+
+def framework_taps(markers: Mapping[str, Sequence[str]]) -> tuple[Tap, ...]:
+    """One tap per framework, of any of its markers (`frameworks.markers` of the rules'
+    vocabulary): the first line that shows it is enough."""
+    return tuple(
+        Tap(f"{FW}{name}", "|".join(f"(?:{rx})" for rx in patterns), cap=1)
+        for name, patterns in sorted(markers.items())
+        if patterns
     )
 
-    def __init__(self) -> None:
+
+class Setting(Analyzer):
+    name = "setting"
+
+    def __init__(self, framework_markers: Mapping[str, Sequence[str]] | None = None) -> None:
+        self.taps = _SETUP_TAPS + framework_taps(framework_markers or {})
         super().__init__()
         self.seen: dict[str, list[Evidence]] = {}
         self.nodes: list[tuple[int, Evidence]] = []
@@ -106,7 +116,7 @@ class Setting(Analyzer):
         facts.setdefault("ib_present", []).extend(reasons("ib-present"))
         facts.setdefault("ib_absent", []).extend(reasons("ib-absent"))
         facts.setdefault("ib_expected", []).extend(reasons("ib-expected"))
-        facts["frameworks"] = {t[3:] for t in self.seen if t.startswith("fw-")}
+        facts["frameworks"] = {t[len(FW) :] for t in self.seen if t.startswith(FW)}
         facts["launcher_hosts"] = set(self.hosts)
         multi = facts.setdefault("multi_node", [])
         single = facts.setdefault("single_node", [])

@@ -6,6 +6,7 @@ through `cppmsg`; each message keeps the first and last label that prints it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import cppmsg
@@ -32,21 +33,33 @@ def labels(src: Path) -> list[str]:
     return out
 
 
-def scan(src: Path) -> tuple[str, list[Seen]]:
-    """Every message of every file under each version's folder."""
+def file_messages(rel: str, text: str) -> list[tuple[str, str]]:
+    """(level, template) of one file: Python through `pyextract`, C/C++ through `cppmsg`."""
+    if rel.endswith(".py"):
+        found = [(m.level, m.template) for m in pyextract.messages(text)]
+    elif rel.endswith(CPP):
+        found = [(m.level, m.template) for m in cppmsg.messages(text)]
+    else:
+        found = []
+    return list(dict.fromkeys(found))
+
+
+def scan(
+    src: Path,
+    wanted: Callable[[str], bool] = lambda rel: True,
+    messages: Callable[[str, str], list[tuple[str, str]]] = file_messages,
+) -> tuple[str, list[Seen]]:
+    """Every message of every file (`wanted`, read by `messages`) under each version's
+    folder; a library with its own reader (Paddle's, DALI's wheels) passes both."""
     order = labels(src)
     merger = Merger()
     for label in order:
         root = src / label
         for path in sorted(p for p in root.rglob("*") if p.is_file()):
             rel = path.relative_to(root).as_posix()
-            text = path.read_text(encoding="utf-8", errors="replace")
-            if rel.endswith(".py"):
-                found = [(m.level, m.template) for m in pyextract.messages(text)]
-            elif rel.endswith(CPP):
-                found = [(m.level, m.template) for m in cppmsg.messages(text)]
-            else:
+            if not wanted(rel):
                 continue
-            for level, template in dict.fromkeys(found):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            for level, template in messages(rel, text):
                 merger.add(label, level, template, rel)
     return span(order[0], order[-1]), merger.entries()

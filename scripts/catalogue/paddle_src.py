@@ -22,10 +22,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import cppmsg
+import dirscan
 import pyextract
 from cprintf import _skip_space, calls
-from dirscan import labels
-from merge import Merger, Seen, span
+from merge import Seen
 
 CPP = (".cc", ".cpp", ".cu", ".h", ".hpp", ".cuh")
 # what a user of (distributed) training sees, by the path the repository gives it
@@ -142,18 +142,7 @@ def file_messages(path: str, text: str) -> list[tuple[str, str]]:
 
 def scan(src: Path) -> tuple[str, list[Seen]]:
     """Every message of the wanted files under each labelled folder of `src`."""
-    order = labels(src)
-    merger = Merger()
-    for label in order:
-        root = src / label
-        for path in sorted(p for p in root.rglob("*") if p.is_file()):
-            rel = path.relative_to(root).as_posix()
-            if not wanted(rel):
-                continue
-            text = path.read_text(encoding="utf-8", errors="replace")
-            for level, template in file_messages(rel, text):
-                merger.add(label, level, template, rel)
-    return span(order[0], order[-1]), merger.entries()
+    return dirscan.scan(src, wanted, file_messages)
 
 
 def _wheel_version(wheel: Path) -> str:

@@ -16,6 +16,7 @@ import pytest
 from kb.authoring.checked import load_rules
 from kb.diagnosis.engine import diagnose_text
 from kb.rules.catalogue import Catalogue, load_catalogue
+from tests.catalogue.entry_label import label_of
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts" / "catalogue"))
@@ -221,11 +222,8 @@ LINES = [
 def test_a_real_line_gets_the_class_of_the_entry_its_source_prints(
     cat: Catalogue, line: str, library: str, label: str
 ) -> None:
-    hits = [m for m in cat.match(line) if m.library == library]
-    assert hits, line
-    m = max(hits, key=lambda h: len(h.template))
-    got = f"{m.class_}/{m.cause or m.symptom}" if m.class_ != "benign" else "benign"
-    assert got == label, (line, m.template)
+    got, template = label_of(cat, line, library)
+    assert got == label, (line, template)
 
 
 def test_both_libraries_are_covered_from_their_releases(cat: Catalogue) -> None:

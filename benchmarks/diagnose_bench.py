@@ -78,11 +78,12 @@ def run_measured(
             if pid:
                 break
             if limit is not None and time.perf_counter() - t0 > limit:
-                os.killpg(proc.pid, signal.SIGKILL)  # GNU time and the command it runs
+                _stop(proc.pid)
                 _, status, usage = os.wait4(proc.pid, 0)
+                status = -1  # stopped, whatever GNU time then says
                 break
             time.sleep(0.02)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        proc.returncode = -9 if status == -1 else os.waitstatus_to_exitcode(status)
         sink.seek(0)
         out = sink.read()
         rss_kb = usage.ru_maxrss
@@ -92,6 +93,21 @@ def run_measured(
                 rss_kb = int(peak.read().split()[-1])
     cpu = usage.ru_utime + usage.ru_stime
     return time.perf_counter() - t0, rss_kb // 1024, proc.returncode, out, cpu
+
+
+def _stop(pid: int) -> None:
+    """Kill the command GNU time runs (time then reaps it, so wait4 on time still counts
+    the command's CPU), else the whole process group."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as fh:
+            children = [int(c) for c in fh.read().split()]
+    except (OSError, ValueError):
+        children = []
+    for child in children if TIME else []:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)
+    if not (TIME and children):
+        os.killpg(pid, signal.SIGKILL)
 
 
 def re2_to_ere(pattern: str) -> str:

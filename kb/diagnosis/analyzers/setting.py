@@ -72,9 +72,10 @@ _SETUP_TAPS = (
 
 def framework_taps(markers: Mapping[str, Sequence[str]]) -> tuple[Tap, ...]:
     """One tap per framework, of any of its markers (`frameworks.markers` of the rules'
-    vocabulary): the first line that shows it is enough."""
+    vocabulary): the first line that shows it is enough, so a marker on most lines of a log
+    (torchrun's `[rank0]:`) is scanned for only until it is found."""
     return tuple(
-        Tap(f"{FW}{name}", "|".join(f"(?:{rx})" for rx in patterns), cap=1)
+        Tap(f"{FW}{name}", "|".join(f"(?:{rx})" for rx in patterns), cap=1, frequent=True)
         for name, patterns in sorted(markers.items())
         if patterns
     )

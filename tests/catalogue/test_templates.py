@@ -178,3 +178,21 @@ def test_cuts_share_one_regex_and_keep_it_small() -> None:
 
 def _matches_compiled(pattern: str, line: str) -> bool:
     return re2.search(pattern, line) is not None
+
+
+def test_a_python_exception_matches_without_its_class_name() -> None:
+    # hpcaitech/ColossalAI#3066: the launcher prints str(exc), not the traceback's line
+    template = "SSHException: No authentication methods available"
+    line = (
+        "Error: failed to run torchrun --nproc_per_node=4 on gpu-1648, is localhost: False, "
+        "exception: No authentication methods available"
+    )
+    assert _matches(template, line, "python")
+    assert _matches(template, "paramiko.ssh_exception." + template, "python")
+    # a class name and too little message: the class stays part of the matcher
+    assert compile_template("KeyError: {}", "python").pattern.startswith("KeyError")
+    assert not compile_template("KeyError: {}", "python").usable
+    # C sources keep their text as printed
+    assert compile_template("SSHException: No authentication methods available").pattern.startswith(
+        "SSHException"
+    )

@@ -126,14 +126,38 @@ def _trimmed(template: str, style: str) -> list[tuple[bool, str]]:
     """The pieces of the template's line, conversions at either end dropped (the pattern is
     unanchored: they match anything), and the white space they leave."""
     pieces = _pieces(_line_of(template, style), style)
-    while pieces and not pieces[0][0]:
-        pieces.pop(0)
-    while pieces and not pieces[-1][0]:
-        pieces.pop()
-    if pieces:
-        pieces[0] = (True, pieces[0][1].lstrip())
-        pieces[-1] = (True, pieces[-1][1].rstrip())
+    for _ in range(2):  # again once an exception's class name is gone
+        while pieces and not pieces[0][0]:
+            pieces.pop(0)
+        while pieces and not pieces[-1][0]:
+            pieces.pop()
+        if pieces:
+            pieces[0] = (True, pieces[0][1].lstrip())
+            pieces[-1] = (True, pieces[-1][1].rstrip())
+        if style != "python" or not pieces or not _unclassed(pieces):
+            break
     return pieces
+
+
+# a Python exception's class before its message: logs print `str(exc)` as often as the
+# traceback's `SSHException: No authentication methods available` ("exception: No
+# authentication methods available", "failed with: ...")
+_CLASS = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt|Failure): ")
+
+
+def _unclassed(pieces: list[tuple[bool, str]]) -> bool:
+    """Drop a leading exception class name from `pieces` when the message left is still
+    long enough to be a matcher; whether it did."""
+    m = _CLASS.match(pieces[0][1])
+    if m is None:
+        return False
+    rest = sum(len(t.strip()) for lit, t in pieces if lit) - len(m.group(0).strip())
+    if rest < MIN_LITERAL:
+        return False
+    pieces[0] = (True, pieces[0][1][m.end() :])
+    if not pieces[0][1]:
+        pieces.pop(0)
+    return True
 
 
 def _flat(pieces: list[tuple[bool, str]]) -> str:

@@ -7,7 +7,7 @@ Everything that comes from a log (lines, file names, values) goes through
 from __future__ import annotations
 
 from kb.diagnosis.compiled import CompiledRules
-from kb.diagnosis.model import BASIS_SYMPTOM, CauseResult, Diagnosis, Evidence
+from kb.diagnosis.model import BASIS_OBSERVATION, BASIS_SYMPTOM, CauseResult, Diagnosis, Evidence
 from kb.diagnosis.percent import confidence_text
 from kb.diagnosis.ranking import LIKELY
 from kb.diagnosis.render_failure import approximate_header, approximate_lines, failure_lines
@@ -89,9 +89,16 @@ def render(
     from_symptom = [c for c in diag.causes if c.basis == BASIS_SYMPTOM]
     if from_symptom and diag.failure is None:
         out.extend(_symptom_only(from_symptom, rules, st))
+    if diag.causes and all(c.basis == BASIS_OBSERVATION for c in diag.causes):
+        out.append("")
+        out.append(
+            "Nothing in these lines failed; pasted alone, they are the known sign of the "
+            "cause below (not a certainty: the line is also printed where all is well)."
+        )
     for i, c in enumerate(diag.causes, start=1):
         out.append("")
         kind = ", from the symptom only" if c.basis == BASIS_SYMPTOM else ""
+        kind = ", a sign seen: nothing failed" if c.basis == BASIS_OBSERVATION else kind
         kind = ", approximate match" if c.approximate is not None else kind
         out.append(
             st.bold(f"{i}. {safe_line(c.title)}")

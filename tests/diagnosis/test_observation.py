@@ -58,3 +58,13 @@ def test_a_note_not_marked_asked_is_no_question(shipped) -> None:
     # NVIDIA/TensorRT-LLM#2225: GeForce GPUs have no P2P; the lines are normal there
     log = CORPORA / "healthy/dev-nccl/healthy-rtx4090-p2p-not-supported.log"
     assert diagnose_paths(shipped, [log]).causes == []
+
+
+def test_the_text_output_says_nothing_failed(shipped) -> None:
+    from kb.diagnosis.render import render
+
+    line = "node013:37715:38896 [0] NCCL INFO NET/IB : No device found."
+    text = render(diagnose_text(shipped, line), shipped)
+    assert "Nothing in these lines failed" in text
+    assert "[nccl-ib-missing, " in text and "a sign seen: nothing failed]" in text
+    assert "No known problem found" not in text

@@ -6,6 +6,7 @@ through `cppmsg`; each message keeps the first and last label that prints it."""
 
 from __future__ import annotations
 
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -63,3 +64,25 @@ def scan(
             for level, template in messages(rel, text):
                 merger.add(label, level, template, rel)
     return span(order[0], order[-1]), merger.entries()
+
+
+def wheel_tree(
+    wheel: Path,
+    out: Path,
+    repo_path: Callable[[str], str | None],
+    wanted: Callable[[str], bool],
+) -> int:
+    """Write the files of a released wheel that `wanted` keeps under `out`, each at the
+    path `repo_path` gives it in the repository (None: not a file of the sources), so a
+    wheel reads as one version's folder; how many were written."""
+    n = 0
+    with zipfile.ZipFile(wheel) as zf:
+        for member in zf.namelist():
+            path = repo_path(member)
+            if path is None or not wanted(path):
+                continue
+            target = out / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(zf.read(member))
+            n += 1
+    return n

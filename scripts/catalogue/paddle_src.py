@@ -78,17 +78,7 @@ def repo_path(member: str) -> str | None:
 
 def wheel_tree(wheel: Path, out: Path) -> int:
     """Write the wanted files of one wheel under `out` by their repository paths."""
-    n = 0
-    with zipfile.ZipFile(wheel) as zf:
-        for member in zf.namelist():
-            path = repo_path(member)
-            if path is None or not wanted(path):
-                continue
-            target = out / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(zf.read(member))
-            n += 1
-    return n
+    return dirscan.wheel_tree(wheel, out, repo_path, wanted)
 
 
 def cpp_messages(text: str) -> Iterator[tuple[str, str]]:

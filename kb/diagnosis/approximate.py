@@ -3,8 +3,9 @@
 Signatures are exact on purpose (a 1 GB log must not light up on near-misses), so
 `NCCL WARN Connect to fe80` typed from memory fires none of them. When a *short* input
 (`SHORT_LINES` meaningful lines or fewer) gives no cause and no failure, each of its
-lines is compared with every message the project knows: the rules' `match` examples
-(and their substring and fuzzy texts) and the message catalogue's templates, numbers,
+lines (of a longer excerpt read whole, only its error lines: `error_lines`) is compared
+with every message the project knows: the rules' `match` examples (and their substring
+and fuzzy texts) and the message catalogue's templates, numbers,
 addresses and paths masked on both sides, case and punctuation ignored. A known message
 is close when rapidfuzz scores it at least `THRESHOLD` and it holds most of the line's
 specific words (random prose holds none of them). The causes of the closest messages
@@ -15,6 +16,7 @@ gives that symptom's probable causes (`kb.diagnosis.candidates`).
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 from collections.abc import Iterable
@@ -78,6 +80,80 @@ def words_of(shaped: str) -> frozenset[str]:
 
 
 _CORPORA: dict[tuple[str, int], list[Known]] = {}
+_INDEXES: dict[int, WordIndex] = {}
+
+
+class WordIndex:
+    """Which known messages hold which specific words: a line is scored only against the
+    messages that could hold `WORD_SHARE` of its words (the rest score 0 anyway), so a
+    line costs a few set lookups instead of thousands of comparisons."""
+
+    def __init__(self, corpus: list[Known]) -> None:
+        self.postings: dict[str, list[int]] = {}
+        for i, k in enumerate(corpus):
+            for w in k.words:
+                self.postings.setdefault(w, []).append(i)
+        self._words = sorted(self.postings)  # for the words a cut word starts
+        self._reversed = sorted(w[::-1] for w in self.postings)  # ... and ends
+
+    def candidates(self, line_words: frozenset[str], ends: tuple[str, str]) -> list[int]:
+        """The indices, in corpus order, of the messages `score` may find close: those
+        holding enough of the line's words, counting a cut first or last word (`cut_ends`)
+        as held where a word of the message ends or starts with it."""
+        held: dict[int, int] = {}
+        for w in line_words:
+            for i in self.postings.get(w, ()):
+                held[i] = held.get(i, 0) + 1
+        first, last = ends
+        if first == last:  # one word at both ends: held once, cut at either end
+            if first in line_words:
+                self._count_cut(held, first, [*self._ending(first), *self._starting(first)])
+        else:
+            if first in line_words:
+                self._count_cut(held, first, self._ending(first))
+            if last in line_words:
+                self._count_cut(held, last, self._starting(last))
+        n_words = len(line_words)
+        return sorted(i for i, n in held.items() if n / n_words >= WORD_SHARE)
+
+    def _starting(self, cut: str) -> list[str]:
+        """The known words that start with `cut` (itself aside)."""
+        at = bisect.bisect_left(self._words, cut)
+        out = []
+        while at < len(self._words) and self._words[at].startswith(cut):
+            out.append(self._words[at])
+            at += 1
+        return [w for w in out if w != cut]
+
+    def _ending(self, cut: str) -> list[str]:
+        """The known words that end with `cut` (itself aside)."""
+        rev = cut[::-1]
+        at = bisect.bisect_left(self._reversed, rev)
+        out = []
+        while at < len(self._reversed) and self._reversed[at].startswith(rev):
+            out.append(self._reversed[at][::-1])
+            at += 1
+        return [w for w in out if w != cut]
+
+    def _count_cut(self, held: dict[int, int], cut: str, fitting: list[str]) -> None:
+        """Count `cut` as held by the messages that lack it but hold a word it fits."""
+        holding = set(self.postings.get(cut, ()))
+        extra: set[int] = set()
+        for w in fitting:
+            extra.update(self.postings[w])
+        for i in extra - holding:
+            held[i] = held.get(i, 0) + 1
+
+
+def word_index(corpus: list[Known]) -> WordIndex:
+    """The index of `corpus` (kept while the corpus is)."""
+    index = _INDEXES.get(id(corpus))
+    if index is None:
+        _INDEXES.clear()
+        index = _INDEXES[id(corpus)] = WordIndex(corpus)
+    return index
+
+
 CACHE_FORMAT = "dlperf-approximate/3"  # 3: no messages of pasted-only failures
 
 
@@ -260,7 +336,8 @@ def _closest_to(
     ends = cut_ends(line_shape)
     near: dict[str, tuple[float, Known]] = {}
     negated: dict[str, float] = {}  # meaning -> how close a message known not to be it
-    for k in corpus:
+    for i in word_index(corpus).candidates(line_words, ends):
+        k = corpus[i]
         s = score(line_shape, line_words, k, ends)
         if s < THRESHOLD:
             continue
@@ -278,6 +355,17 @@ def _closest_to(
             continue  # as close to what this rule says it is not (or to a benign one)
         if s > best.get(meaning, (0.0,))[0]:
             best[meaning] = (s, k, item)
+
+
+ERROR_LINES = 40  # of a longer excerpt, the error lines compared at most
+
+
+def error_lines(lines: list[tuple[str, int, str]]) -> list[tuple[str, int, str]]:
+    """The lines of a longer excerpt worth comparing: its exceptions, errors and warnings
+    (the first `ERROR_LINES`). Its other lines are prose, commands and settings, which a
+    known message's words match by chance (`# out-of-place` holds `place`)."""
+    wanted = ("exception", "error", "warning")
+    return [item for item in lines if level_of(item[2]) in wanted][:ERROR_LINES]
 
 
 def approximate_causes(

@@ -87,8 +87,17 @@ def _unnamed(
         diag = rank(rules, outcome.results, reports, facts)
         diag.causes = observed[:OBSERVED_TOP]
         return diag
-    if len(short) > SHORT_LINES:
-        return None
+    if len(short) > SHORT_LINES:  # a longer excerpt: only its error lines are compared
+        from kb.diagnosis.approximate import approximate_causes, error_lines
+
+        errors = error_lines(short)
+        close = approximate_causes(rules, errors, facts, catalogue) if errors else []
+        if not close:
+            return None
+        diag = rank(rules, outcome.results, reports, facts)
+        diag.causes = close
+        diag.symptoms = list(dict.fromkeys([*diag.symptoms, *(c.symptom for c in close)]))
+        return diag
     pasted = None  # a one-to-three-line paste: its lone exception line is the failure
     if len(short) <= PASTED_LINES:
         lines = {(f, n) for f, n, _ in short}

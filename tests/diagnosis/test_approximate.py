@@ -117,13 +117,67 @@ def test_masking_makes_numbers_addresses_and_paths_alike() -> None:
     assert a == b
 
 
-def test_only_short_inputs_are_compared(shipped: Any) -> None:
-    """A long log that fires nothing is not a typed line: no approximate answer."""
-    line = "nccl warn connect to fe80 failed network is unreachable\n"
+def test_a_longer_excerpt_compares_only_its_error_lines(shipped: Any) -> None:
+    """In a paste longer than `SHORT_LINES`, a plain line (no error word) is prose or
+    output, not a typed message: it answers nothing, where alone it would."""
+    line = "there are not enough slots available in the system to satisfy\n"
+    assert diagnose_text(shipped, line).causes[0].id == "mpi-launch-failure"
     filler = "".join(f"epoch {i} started\n" for i in range(SHORT_LINES))
     diag = diagnose_text(shipped, filler + line)
     assert all(c.basis != "approximate" for c in diag.causes)
     assert diag.causes == []
+
+
+def test_an_error_line_in_a_longer_excerpt_is_compared(shipped: Any) -> None:
+    """A title that is the error with the user's words in place of its errno, above a
+    traceback cut before its exception: the closest known message
+    (c10d's `The server socket has failed to bind to ...`) answers."""
+    text = (  # OpenRLHF/OpenRLHF#618, its title and traceback
+        "The server socket has failed to bind to [::]:29500, deepspeed 端口被占用，"
+        "使用的是8张H100，切换deepspeed 端口同样会有占用\n"
+        "Traceback (most recent call last):\n"
+        '  File "train_sft.py", line 252, in <module>\n'
+        "    train(args)\n"
+        '  File "deepspeed/comm/torch.py", line 142, in init_process_group\n'
+        "    torch.distributed.init_process_group(backend,\n"
+    )
+    diag = diagnose_text(shipped, text)
+    assert diag.causes and diag.causes[0].id == "port-in-use"
+    assert diag.causes[0].basis == "approximate"
+    assert diag.causes[0].approximate is not None
+    assert "failed to bind to" in diag.causes[0].approximate.known
+
+
+@pytest.mark.slow
+def test_the_word_index_keeps_every_message_the_full_scan_finds(shipped: Any) -> None:
+    """The index only skips messages that score 0: on real lines of every kind, each
+    message a full scan scores above 0 is among its candidates."""
+    from kb.diagnosis.approximate import (
+        _spans,
+        cut_ends,
+        known_messages,
+        score,
+        word_index,
+        words_of,
+    )
+    from kb.diagnosis.failure import load_catalogue
+
+    corpus = known_messages(shipped, load_catalogue())
+    index = word_index(corpus)
+    lines = [*(t for t, _ in TYPED), *PROSE]
+    lines += [  # cut at both ends, a one-word line, a Chinese title
+        "annot open shared object file: No such file or director",
+        "ncclSystemError ncclSystemError ncclSystemError",
+        "运行报错：NCCL WARN NET/IB : Got completion from peer with error 12",
+    ]
+    compared = 0
+    for text in lines:
+        for line_shape in _spans(text):
+            words, ends = words_of(line_shape), cut_ends(line_shape)
+            full = {i for i, k in enumerate(corpus) if score(line_shape, words, k, ends) > 0}
+            assert full <= set(index.candidates(words, ends)), text
+            compared += bool(full)
+    assert compared >= len(TYPED) // 2  # most lines do have close messages
 
 
 def test_an_info_line_is_setup_not_a_typed_error(shipped: Any) -> None:

@@ -68,3 +68,26 @@ def test_the_text_output_says_nothing_failed(shipped) -> None:
     assert "Nothing in these lines failed" in text
     assert "[nccl-ib-missing, " in text and "a sign seen: nothing failed]" in text
     assert "No known problem found" not in text
+
+
+def test_gate_batch_2026_12_01_paddle_gpus_visible_to_one_plain_python(shipped) -> None:
+    # PaddlePaddle/PaddleOCR#1846: `CUDA_VISIBLE_DEVICES=0,1 && python3 tools/train.py -c
+    # ...yml`, one process for two GPUs; the seed's advice is paddle.distributed.launch
+    log = (
+        CORPORA
+        / "batch-2026-12-01/paddle-paddleocr-1846-cuda-visible-devices-train-py-not-launch.log"
+    )
+    diag = diagnose_paths(shipped, [log])
+    assert _ids(diag)[:1] == [("paddle-launch-mode", BASIS_OBSERVATION)]
+    assert diag.causes[0].evidence[0].line == 1
+
+
+def test_one_process_per_gpu_or_another_framework_is_no_paddle_question(shipped) -> None:
+    launched = (
+        "CUDA_VISIBLE_DEVICES=0,1,2,3 python -m paddle.distributed.launch --gpus 0,1,2,3 "
+        "tools/train.py -c configs/ppyolo/ppyolo.yml --eval"
+    )
+    mmdet = "CUDA_VISIBLE_DEVICES=0,1 python tools/train.py configs/faster_rcnn_r50_fpn_1x.py"
+    one_gpu = "CUDA_VISIBLE_DEVICES=0 python tools/train.py -c configs/ppyolo/ppyolo.yml"
+    for text in (launched, mmdet, one_gpu):
+        assert all(c.id != "paddle-launch-mode" for c in diagnose_text(shipped, text).causes)

@@ -23,3 +23,29 @@ def test_gate_batch_2026_12_01b_gloo_mesh_failure_as_the_final_exception_names_t
     assert (first.id, first.basis) == ("nccl-wrong-interface", "symptom")
     assert f"its evidence is the failing line: x{ON_FAILING_LINE:g}" in first.explanation
     assert any(e.line == 2 for e in first.evidence)
+
+
+def test_gate_batch_2026_12_01c_exception_raised_in_dataset_code_is_the_datas(shipped) -> None:
+    # open-mmlab/mmdetection#4139: `KeyError: 'height'` from mmdet/datasets/coco.py, a COCO
+    # annotation file without image sizes
+    log = ROOT / "corpora/batch-2026-12-01c/dataset-mmdet-4139-coco-keyerror-height.log"
+    diag = diagnose_paths(shipped, [log])
+    assert diag.failure is not None and diag.failure.symptom == "python-exception"
+    assert (diag.causes[0].id, diag.causes[0].basis) == ("dataset-format", "symptom")
+    assert "dataset-format/failed-in-dataset-code" in {n.id for n in diag.notes}
+
+
+def test_the_same_exception_in_model_code_is_not_weighed_as_data(shipped) -> None:
+    from kb.diagnosis.engine import diagnose_text
+
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/proj/train.py", line 88, in <module>\n'
+        "    main()\n"
+        '  File "/home/u/proj/models/head.py", line 61, in forward\n'
+        "    w = self.cfg['height']\n"
+        "KeyError: 'height'\n"
+    )
+    diag = diagnose_text(shipped, log)
+    assert diag.failure is not None
+    assert "dataset-format/failed-in-dataset-code" not in {n.id for n in diag.notes}

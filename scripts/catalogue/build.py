@@ -129,7 +129,11 @@ SNAPSHOT_SOURCES = {
 DIR_SOURCES = {
     "torch": "https://github.com/pytorch/pytorch (torch.distributed: c10d, elastic, run; DDP, torch.cuda init, DataLoader)",
     "tensorflow": "https://github.com/tensorflow/tensorflow",
-    "paddle": "https://github.com/PaddlePaddle/Paddle",
+    "paddle": "https://github.com/PaddlePaddle/Paddle (PyPI wheels, the last release of each"
+    " minor: paddlepaddle 1.8.5, 2.6.2, 3.0.0-3.3.1, paddlepaddle-gpu 2.0.2-2.5.2:"
+    " paddle.distributed, DataLoader, paddle.device, cpp_extension, shipped headers; .cc files"
+    " read one stored version each as 2.x/3.x: dynload, gpu_info, comm id, TCP store,"
+    " imperative/data_loader)",
     "mxnet": "https://github.com/apache/mxnet",
     "paramiko": "https://github.com/paramiko/paramiko (PyPI sdists)",
     "dali": "https://github.com/NVIDIA/DALI (nvidia-dali-cuda120 wheels: Python, C++ headers)",

@@ -6,7 +6,9 @@ one stored version at a time into a labelled folder (as `dirscan` describes).
 C++ is read the Paddle way: `PADDLE_ENFORCE*(cond, ..., errors::Kind("fmt %s", x))` and
 `PADDLE_THROW(errors::Kind("fmt"))` carry a printf format (Paddle 2.x/3.x), or the format
 itself as the message argument (Paddle 1.x: `PADDLE_ENFORCE(cond, "fmt %s", x)`);
-`LOG(WARNING) << ...`, `VLOG(0) << ...` stream. Python goes through `pyextract`.
+`LOG(WARNING) << ...`, `VLOG(0) << ...` stream; the DataLoader worker's signal handlers
+write a literal, enforce.h builds its CUDA / NCCL error texts (`build_nvidia_error_msg`).
+Python goes through `pyextract`, plus asserts and messages built before they are raised.
 
     python scripts/catalogue/paddle_src.py --wheels DIR [DIR ...] --src-dir DIR
 """
@@ -36,6 +38,17 @@ PY_PARTS = (
     "python/paddle/distributed/spawn.py",
     "python/paddle/distributed/parallel.py", "python/paddle/distributed/launch.py",
     "python/paddle/utils/install_check.py", "python/paddle/fluid/dygraph/parallel.py",
+    # the rest of paddle.distributed (fleet, collective, communication, ps, rpc), the
+    # DataLoader (its workers and reader threads), paddle.device and cpp_extension
+    "python/paddle/distributed/", "python/paddle/io/", "python/paddle/fluid/dataloader/",
+    "python/paddle/fluid/reader.py", "python/paddle/fluid/multiprocess_utils.py",
+    "python/paddle/device/", "python/paddle/utils/cpp_extension/",
+)  # fmt: skip
+# static-graph planners and checkpoint resharding: their checks are about a program's
+# shapes and placements, not what launching or communicating prints
+PY_SKIP = (
+    "python/paddle/distributed/auto_parallel/", "python/paddle/distributed/passes/",
+    "python/paddle/distributed/auto_tuner/", "python/paddle/distributed/flex_checkpoint/",
 )  # fmt: skip
 CPP_PARTS = (
     "paddle/phi/backends/dynload/", "paddle/phi/backends/gpu/", "paddle/phi/core/enforce.h",
@@ -44,6 +57,7 @@ CPP_PARTS = (
     "paddle/fluid/platform/nccl_helper", "paddle/fluid/platform/gpu_info",
     "paddle/fluid/platform/collective_helper", "paddle/fluid/platform/gen_comm_id_helper",
     "paddle/fluid/platform/enforce.h", "paddle/fluid/platform/device/gpu/",
+    "paddle/fluid/imperative/data_loader",
 )  # fmt: skip
 # PADDLE_ENFORCE* -> index of the message argument when it is a format of its own (1.x)
 ENFORCE = {
@@ -55,6 +69,58 @@ ENFORCE = {
 _BARE_ERRORS = re.compile(r"(?<![\w:])errors::(?=[A-Z]\w*\s*\()")
 # `std::string warning_msg("...")`: a text built for a `LOG(WARNING) << warning_msg` later
 _BUILT_WARNING = re.compile(r"\bstd::string\s+\w*warn\w*\s*\(")
+# the DataLoader worker's signal handlers `write()` their text to stderr before dying:
+# `REGISTER_SIGNAL_HANDLER(SIGBUS, SIGBUS_handler, "ERROR: Unexpected BUS error ...\n")`
+_SIGNAL_HANDLER = re.compile(r"\bREGISTER_SIGNAL_HANDLER\s*\(\s*\w+\s*,\s*\w+\s*,")
+# enforce.h's `build_nvidia_error_msg(cudaError_t e)`: the text a failed CUDA / cuDNN / NCCL
+# call is reported with, streamed (`sout << "NCCL error(" << r << "), " ...`) or added up
+# (`std::string msg(" Nccl error, ")`, `detail += "\nPlease try ..."`)
+_NVIDIA_MSG = re.compile(r"\bbuild_nvidia_error_msg\s*\([^)]*\)\s*\{")
+_STREAMED = re.compile(r"\bsout\s*<<")
+_STRING_INIT = re.compile(r"\bstd::string\s+msg\s*\(")
+_ADDED = re.compile(r"\bdetail\s*\+=")
+
+
+def _body(text: str, i: int) -> str:
+    """The text of the brace block opened just before `i`."""
+    depth = 1
+    for j in range(i, len(text)):
+        if text[j] == "{":
+            depth += 1
+        elif text[j] == "}":
+            depth -= 1
+            if depth == 0:
+                return text[i:j]
+    return text[i:]
+
+
+def _nvidia_messages(text: str) -> Iterator[str]:
+    """The texts `build_nvidia_error_msg` reports a failed CUDA / NCCL call with."""
+    for m in _NVIDIA_MSG.finditer(text):
+        body = _body(text, m.end())
+        for s in _STREAMED.finditer(body):
+            got, _ = cppmsg._concat(body, s.end(), "<<")
+            if len(got.replace("%s", "").strip(" .,:")) >= 8:  # not `sout << " Detail: " ...`
+                yield got.strip()
+        for s in _STRING_INIT.finditer(body):
+            lit = cppmsg._literal_run(body, _skip_space(body, s.end()))
+            if lit and lit[0].strip():
+                yield lit[0].lstrip().replace("%", "%%") + "%s"
+        added = [
+            cppmsg._literal_run(body, _skip_space(body, a.end())) for a in _ADDED.finditer(body)
+        ]
+        joined = "".join(a[0] for a in added if a)
+        if joined.strip():
+            yield joined.strip("\n").replace("%", "%%")
+
+
+def _split_lines(template: str) -> Iterator[str]:
+    """The later lines of a multi-line DataLoader error: a log shows each on its own line,
+    and the advice lines (shared memory, `/dev/shm`) say what the headline does not."""
+    for line in template.split("\n")[1:]:
+        line = line.strip()
+        if len(line.replace("%s", "")) >= 40:
+            yield line
 
 
 def wanted(path: str) -> bool:
@@ -62,7 +128,7 @@ def wanted(path: str) -> bool:
     if "/test" in path or path.endswith("_test.cc"):
         return False
     if path.endswith(".py"):
-        return path.startswith(PY_PARTS)
+        return path.startswith(PY_PARTS) and not path.startswith(PY_SKIP)
     return path.endswith(CPP) and path.startswith(CPP_PARTS)
 
 
@@ -88,21 +154,63 @@ def cpp_messages(text: str) -> Iterator[tuple[str, str]]:
         yield msg.level, msg.template
     for c in calls(text, ENFORCE):
         yield "error", c.template
+    for m in _SIGNAL_HANDLER.finditer(text):
+        lit = cppmsg._literal_run(text, _skip_space(text, m.end()))
+        if lit and lit[0].strip():
+            yield "error", lit[0].strip().replace("%", "%%")
+    for got in _nvidia_messages(text):
+        yield "error", got
+        yield from (("error", line) for line in _split_lines(got))
     for m in _BUILT_WARNING.finditer(text):
         lit = cppmsg._literal_run(text, _skip_space(text, m.end()))
         if lit and lit[0].strip():
             yield "warn", lit[0].replace("%", "%%")
 
 
+def _with_lines(path: str, found: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The DataLoader's errors and each of their later lines (`_split_lines`)."""
+    if "/imperative/data_loader" not in path:
+        return found
+    return found + [(level, ln) for level, t in found for ln in _split_lines(t)]
+
+
+def _raised_names(func: ast.AST) -> Iterator[str]:
+    """The messages a function builds first and raises after (`msg = f"DataLoader
+    worker({id}) caught ..."` then `raise self.exc_type(msg)`, the worker's re-raise)."""
+    built: dict[str, str] = {}
+    for node in ast.walk(func):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
+            msg = pyextract._text(node.value)
+            if msg and msg.strip():
+                built[node.targets[0].id] = msg
+    for node in ast.walk(func):
+        call = node.exc if isinstance(node, ast.Raise) else None
+        if not isinstance(call, ast.Call):
+            continue
+        args = [*call.args, *(k.value for k in call.keywords if k.arg == "message")]
+        for arg in args[:1]:
+            if isinstance(arg, ast.Name) and arg.id in built:
+                name = pyextract._name(call.func)
+                msg = built[arg.id]
+                yield f"{name}: {msg}" if name[:1].isupper() else msg
+
+
 def py_extra(path: str, text: str) -> Iterator[tuple[str, str]]:
     """What `pyextract` leaves out and a Paddle user sees: `assert cond, "msg"` (the
-    launcher checks its node list so: "Can't find your local ip ..."), and the
-    `print(...)` lines of `paddle.utils.run_check()` (its success lines)."""
+    launcher checks its node list so: "Can't find your local ip ..."), a message built
+    into a name and raised after (`_raised_names`), and the `print(...)` lines of
+    `paddle.utils.run_check()` (its success lines)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return
     for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield from (("error", msg) for msg in _raised_names(node))
         if isinstance(node, ast.Assert) and node.msg is not None:
             msg = pyextract._text(node.msg)
             if msg and msg.strip():
@@ -119,12 +227,27 @@ def py_extra(path: str, text: str) -> Iterator[tuple[str, str]]:
                 yield "info", msg
 
 
+_RULE_LINE = re.compile(r"[ \t]*[-=*#_~+]{6,}[ \t]*")
+
+
+def _undecorated(template: str) -> str:
+    """A message without the ruled lines that frame it (spawn.py's `"\\n----...\\nProcess %d
+    terminated with the following error:\\n----..."`): a line of dashes is no message, and
+    as a template's headline it would match every ruled line of a log."""
+    lines = template.split("\n")
+    kept = [ln for ln in lines if not _RULE_LINE.fullmatch(ln)]
+    if len(kept) == len(lines) or not any(ln.strip() for ln in kept):
+        return template
+    return "\n".join(kept).strip("\n")
+
+
 def file_messages(path: str, text: str) -> list[tuple[str, str]]:
     if path.endswith(".py"):
         found = [(m.level, m.template) for m in pyextract.messages(text)]
         found += list(py_extra(path, text))
+        found = [(level, _undecorated(t)) for level, t in found]
     elif path.endswith(CPP):
-        found = list(cpp_messages(text))
+        found = _with_lines(path, list(cpp_messages(text)))
     else:
         found = []
     return list(dict.fromkeys(found))

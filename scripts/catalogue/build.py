@@ -137,6 +137,9 @@ DIR_SOURCES = {
     "mxnet": "https://github.com/apache/mxnet",
     "paramiko": "https://github.com/paramiko/paramiko (PyPI sdists)",
     "dali": "https://github.com/NVIDIA/DALI (nvidia-dali-cuda120 wheels: Python, C++ headers)",
+    "vllm": "https://github.com/vllm-project/vllm (PyPI wheels, the first and last release of"
+    " each minor 0.2-0.33, 0.21.0 having no x86_64 wheel: distributed, executors, workers,"
+    " platforms, utils' NCCL/port/CUDA helpers, envs)",
 }
 
 SOURCES: dict[str, tuple[str, Callable[[Path], tuple[str, list[Seen]]]]] = {
@@ -218,6 +221,10 @@ def main(argv: list[str] | None = None) -> int:
                 import dali_src
 
                 scan_dir = dali_src.scan
+            if args.library == "vllm":  # its wheels' scoped files, once-only logger calls
+                import vllm_src
+
+                scan_dir = vllm_src.scan
             versions, seen = scan_dir(args.src_dir)
         elif args.library in SOURCES and args.git_dir:
             source, scan = SOURCES[args.library]

@@ -369,11 +369,19 @@ def error_lines(lines: list[tuple[str, int, str]]) -> list[tuple[str, int, str]]
 
 
 def approximate_causes(
-    rules: Any, lines: list[tuple[str, int, str]], facts: dict[str, Any], catalogue: Any = None
+    rules: Any,
+    lines: list[tuple[str, int, str]],
+    facts: dict[str, Any],
+    catalogue: Any = None,
+    causes_only: bool = False,
 ) -> list[CauseResult]:
-    """The causes of the known messages closest to `lines`, ranked, `basis: approximate`."""
+    """The causes of the known messages closest to `lines`, ranked, `basis: approximate`;
+    with `causes_only`, only of messages that name a cause (where the symptom is already
+    known, a message close to one of its own says nothing more)."""
     out: list[CauseResult] = []
     for s, k, (file, line_no, text) in closest(rules, lines, catalogue):
+        if causes_only and not k.cause:
+            continue
         ev = Evidence(file, line_no, text, 0, len(text), f"approximate/{k.source}")
         near = Approximate(text.strip(), k.text, s, k.source)
         if k.cause:

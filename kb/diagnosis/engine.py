@@ -25,7 +25,7 @@ from typing import Any
 from kb.diagnosis import hang_inputs, reader
 from kb.diagnosis.compiled import ensure_compiled
 from kb.diagnosis.lines import meaningful
-from kb.diagnosis.model import Diagnosis, Stats
+from kb.diagnosis.model import BASIS_SYMPTOM, Diagnosis, Stats
 from kb.diagnosis.pipeline import Progress, Session
 from kb.diagnosis.ranking import LIKELY, analyze, rank
 
@@ -53,10 +53,29 @@ def _diagnose(
     short = _short_lines(kept)
     if not diag.causes and diag.failure is None and short:
         diag = _unnamed(compiled, outcome, reports, facts, short, diag.observed) or diag
+    elif short and diag.causes and all(c.basis == BASIS_SYMPTOM for c in diag.causes):
+        _closer_than_symptom(compiled, diag, facts, short)
     diag.errors = outcome.errors
     diag.cancelled = outcome.cancelled
     diag.stats = Stats(outcome.files, outcome.lines, outcome.bytes, time.perf_counter() - start)
     return diag
+
+
+def _closer_than_symptom(
+    rules: Any, diag: Diagnosis, facts: dict[str, Any], short: list[tuple[str, int, str]]
+) -> None:
+    """A failure only its symptom shows, in an input read whole: a known message of a
+    cause close to one of its error lines (the error reworded, cut short) says more than
+    the symptom's priors, so the causes it names come first."""
+    from kb.diagnosis import failure
+    from kb.diagnosis.approximate import approximate_causes, error_lines
+
+    lines = short if len(short) <= SHORT_LINES else error_lines(short)
+    catalogue = failure.load_catalogue()
+    close = approximate_causes(rules, lines, facts, catalogue, causes_only=True) if lines else []
+    if close:
+        named = {c.id for c in close}
+        diag.causes = [*close, *(c for c in diag.causes if c.id not in named)][:OBSERVED_TOP]
 
 
 def _unnamed(

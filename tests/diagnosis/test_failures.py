@@ -287,3 +287,22 @@ def test_no_healthy_log_gets_a_failure(shipped: Any, path: Path) -> None:
     out = diagnose_paths(shipped, [path]).to_json()
     assert "failure" not in out, f"false failure: {out.get('failure')}"
     assert out["causes"] == []
+
+
+def test_a_cause_message_close_to_the_final_exception_comes_before_its_priors(shipped) -> None:
+    """The exception's symptom alone would rank code and data first; the exception is c10d's
+    bind failure typed short, and that known message names its cause."""
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 10, in <module>\n'
+        '    dist.init_process_group("nccl")\n'
+        "RuntimeError: the server socket has failed to bind to port 29500 deepspeed\n"
+    )
+    diag = diagnose_text(shipped, text)
+    assert diag.failure is not None and diag.failure.symptom == "python-exception"
+    assert [(c.id, c.basis) for c in diag.causes][:2] == [
+        ("port-in-use", "approximate"),
+        ("code-version-mismatch", "symptom"),
+    ]
+    assert diag.causes[0].approximate is not None
+    assert "failed to bind to" in diag.causes[0].approximate.known

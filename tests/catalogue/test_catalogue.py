@@ -19,8 +19,9 @@ from tests import corpora_loader as corpora
 
 ROOT = Path(__file__).resolve().parents[2]
 LIBRARIES = {
-    "nccl", "rccl", "cuda", "openssh", "ompi", "prrte", "glibc-ld", "horovod", "torchelastic",
-    "ucx", "gloo",
+    "nccl", "rccl", "cuda", "openssh", "ompi", "prrte", "pmix", "glibc-ld", "horovod",
+    "torchelastic", "ucx", "gloo", "torch", "deepspeed", "tensorflow", "tensorflow-datasets",
+    "paddle", "mxnet", "dali", "paramiko", "vllm",
 }  # fmt: skip
 
 

@@ -127,6 +127,9 @@ class DlperfHelpApp(App[int]):
     def on_ready(self) -> None:
         """The first frame is on screen: now what it did not wait for (the rules load in a
         worker; starting it a moment later leaves the frame's write the GIL)."""
+        from dlperf_tui import collector
+
+        collector.resume()  # paused since the command started, for this frame
         for screen in self.screen_stack:
             if isinstance(screen, StartScreen):
                 screen.after_first_frame()

@@ -15,9 +15,15 @@ from pathlib import Path
 
 
 def open_assistant(log: Path | None) -> int:
-    from dlperf_tui.app import run_app
+    from dlperf_tui import collector
 
-    return run_app(log=log)
+    collector.pause()  # until the first frame (`DlperfHelpApp.on_ready`)
+    try:
+        from dlperf_tui.app import run_app
+
+        return run_app(log=log)
+    finally:
+        collector.resume()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,6 +10,7 @@ rules come from the compiled cache, so a pasted log is answered in a fraction of
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 import time
@@ -81,11 +82,16 @@ def run(args: argparse.Namespace) -> int:
     if "-" in logs and sys.stdin is not None and sys.stdin.isatty():
         sys.stderr.write("reading the log from standard input; end it with Ctrl-D\n")
 
-    from kb.authoring.checked import load_rules
-    from kb.diagnosis.engine import diagnose_paths
+    gc.disable()  # until the rules and their plan are made and frozen (`_settled`)
+    try:
+        from kb.authoring.checked import load_rules
+        from kb.diagnosis.engine import diagnose_paths
 
-    _no_collection_at_exit()
-    rules = load_rules()
+        _no_collection_at_exit()
+        rules = load_rules()
+        _settled(rules, use_hyperscan=not args.no_hyperscan)
+    finally:
+        gc.enable()
     progress = _Progress()
     diag = diagnose_paths(
         rules,
@@ -120,6 +126,19 @@ def run(args: argparse.Namespace) -> int:
     return 1 if diag.found else 0  # a cause, or a failure whose cause no line names
 
 
+def _settled(rules: Any, use_hyperscan: bool) -> None:
+    """The rules and their scan plan made, then moved out of the cyclic collector's sight
+    (`gc.freeze`), the collector having been off while they were built: they live as
+    long as this process, and each collection of an older generation would walk their
+    hundred thousand objects, and the modules', again (a sixth of a small log's run).
+    Only here, in the command's own process: the TUI and other callers of the engine
+    keep collecting as before; what the diagnosis then makes is collected as usual."""
+    from kb.diagnosis.plan import plan_for
+
+    plan_for(rules, use_hyperscan)  # the plan the diagnosis will use (cached on the rules)
+    gc.freeze()
+
+
 def _no_collection_at_exit() -> None:
     """At exit, move what is alive out of the collector's sight (`gc.freeze`): the
     interpreter's last collections would walk the tens of thousands of objects the rules
@@ -127,7 +146,6 @@ def _no_collection_at_exit() -> None:
     ends (a fifth of a small log's run). Only at exit: a caller that runs `diagnose`
     in-process keeps collecting as before."""
     import atexit
-    import gc
 
     atexit.unregister(gc.freeze)  # once, however many runs
     atexit.register(gc.freeze)

@@ -16,17 +16,17 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
-import json
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from kb.diagnosis.matching import SignatureSpec, signature_spec
 from kb.util import cachepickle
 from kb.util.atomicfile import write_atomic
+from kb.util.digest import blake2b
+from kb.util.record import record
 from kb.util.rulefiles import (  # as kb.rules.loader finds them
     RuleFileError,
     read_rule_bytes,
@@ -36,7 +36,10 @@ from kb.util.rulefiles import (  # as kb.rules.loader finds them
 FORMAT = "dlperf-compiled-rules/9"  # 9: regex matchers carry `where` bounds
 
 
-@dataclass
+# records (`kb.util.record`), not `@dataclass`: these are imported at every start
+
+
+@record()
 class FixSpec:
     id: str
     title: str
@@ -44,8 +47,22 @@ class FixSpec:
     commands: list[dict[str, Any]] = field(default_factory=list)  # {run, where, applies_if}
     caution: dict[str, Any] | None = None  # {text, when_major_differs}: kb.rules.fixchoice
 
+    def __init__(
+        self,
+        id: str,
+        title: str,
+        steps: str = "",
+        commands: list[dict[str, Any]] | None = None,
+        caution: dict[str, Any] | None = None,
+    ) -> None:
+        self.id = id
+        self.title = title
+        self.steps = steps
+        self.commands = [] if commands is None else commands
+        self.caution = caution
 
-@dataclass
+
+@record()
 class CauseSpec:
     id: str
     title: str
@@ -60,8 +77,36 @@ class CauseSpec:
     named_by: list[str] = field(default_factory=list)  # findings that are evidence for it
     traits: list[str] = field(default_factory=list)  # where it can occur (rules/vocabulary)
 
+    def __init__(
+        self,
+        id: str,
+        title: str,
+        prior: float,
+        symptoms: list[str],
+        fixes: list[str],
+        signatures: list[SignatureSpec],
+        generic: bool = False,
+        area: str = "",
+        examples: list[str] | None = None,
+        no_match: list[str] | None = None,
+        named_by: list[str] | None = None,
+        traits: list[str] | None = None,
+    ) -> None:
+        self.id = id
+        self.title = title
+        self.prior = prior
+        self.symptoms = symptoms
+        self.fixes = fixes
+        self.signatures = signatures
+        self.generic = generic
+        self.area = area
+        self.examples = [] if examples is None else examples
+        self.no_match = [] if no_match is None else no_match
+        self.named_by = [] if named_by is None else named_by
+        self.traits = [] if traits is None else traits
 
-@dataclass
+
+@record()
 class SymptomSpec:
     id: str
     title: str
@@ -74,8 +119,32 @@ class SymptomSpec:
     named_by: list[str] = field(default_factory=list)  # findings that show it
     next: str = ""  # what to do when only it shows (English)
 
+    def __init__(
+        self,
+        id: str,
+        title: str,
+        signatures: list[SignatureSpec],
+        group: str = "",
+        next_step: str = "",
+        failure: dict[str, Any] | None = None,
+        examples: list[str] | None = None,
+        no_match: list[str] | None = None,
+        named_by: list[str] | None = None,
+        next: str = "",
+    ) -> None:
+        self.id = id
+        self.title = title
+        self.signatures = signatures
+        self.group = group
+        self.next_step = next_step
+        self.failure = failure
+        self.examples = [] if examples is None else examples
+        self.no_match = [] if no_match is None else no_match
+        self.named_by = [] if named_by is None else named_by
+        self.next = next
 
-@dataclass
+
+@record()
 class VocabularySpec:
     """`rules/vocabulary/` as plain data: finding names, and how traits are weighed."""
 
@@ -88,12 +157,32 @@ class VocabularySpec:
     framework_libraries: dict[str, str] = field(default_factory=dict)  # catalogue -> area
     framework_markers: dict[str, list[str]] = field(default_factory=dict)  # area -> RE2s
 
+    def __init__(
+        self,
+        findings: dict[str, str] | None = None,
+        observations: dict[str, float | None] | None = None,
+        traits: dict[str, dict[str, float]] | None = None,
+        framework_areas: list[str] | None = None,
+        framework_shown: float = 1.0,
+        framework_not_shown: float = 1.0,
+        framework_libraries: dict[str, str] | None = None,
+        framework_markers: dict[str, list[str]] | None = None,
+    ) -> None:
+        self.findings = {} if findings is None else findings
+        self.observations = {} if observations is None else observations
+        self.traits = {} if traits is None else traits
+        self.framework_areas = [] if framework_areas is None else framework_areas
+        self.framework_shown = framework_shown
+        self.framework_not_shown = framework_not_shown
+        self.framework_libraries = {} if framework_libraries is None else framework_libraries
+        self.framework_markers = {} if framework_markers is None else framework_markers
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> VocabularySpec:
         return cls(**data)
 
 
-@dataclass
+@record()
 class CompiledRules:
     """Everything the diagnosis reads from the rules, as plain data."""
 
@@ -103,6 +192,22 @@ class CompiledRules:
     fixes: dict[str, FixSpec]
     vocabulary: VocabularySpec = field(default_factory=VocabularySpec)
     plans: dict[bool, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def __init__(
+        self,
+        key: str,
+        causes: dict[str, CauseSpec],
+        symptoms: dict[str, SymptomSpec],
+        fixes: dict[str, FixSpec],
+        vocabulary: VocabularySpec | None = None,
+        plans: dict[bool, Any] | None = None,
+    ) -> None:
+        self.key = key
+        self.causes = causes
+        self.symptoms = symptoms
+        self.fixes = fixes
+        self.vocabulary = VocabularySpec() if vocabulary is None else vocabulary
+        self.plans = {} if plans is None else plans
 
     def causes_named_by(self, finding: str) -> list[str]:
         """The ids of the causes whose `named_by` lists the finding."""
@@ -336,7 +441,7 @@ def _engine_sources() -> list[Path]:
 def rules_key(root: Path) -> str:
     """A hash of every rule file's path and bytes, of the compiled format, and of the
     engine modules that write and read it."""
-    h = hashlib.blake2b(FORMAT.encode(), digest_size=16)
+    h = blake2b(FORMAT.encode(), digest_size=16)
     for source in _engine_sources():
         try:
             h.update(source.read_bytes())
@@ -379,9 +484,7 @@ def _fingerprint(root: Path) -> tuple[str, bool]:
 
     catalogue = catalogue_dir()
     package = Path(__file__).parents[1] / "rules" / "catalogue"
-    h = hashlib.blake2b(
-        f"{FORMAT}\0{root}\0{catalogue}".encode(errors="surrogateescape"), digest_size=16
-    )
+    h = blake2b(f"{FORMAT}\0{root}\0{catalogue}".encode(errors="surrogateescape"), digest_size=16)
     newest = 0
     paths = [
         *map(str, _engine_sources()),
@@ -487,6 +590,8 @@ def save(compiled: CompiledRules, fingerprint: tuple[str, bool] | None = None) -
     not an error. What is cached is the rules as their JSON form gives them back
     (tuples, floats, plain dicts), so a warm run sees exactly what the run that compiled
     them would have read back."""
+    import json
+
     canonical = CompiledRules.from_json(json.loads(json.dumps(compiled.to_json())))
     cachepickle.save(cache_path(compiled.key), _shared(canonical))
     if fingerprint is not None and cache_path(compiled.key).exists():

@@ -27,6 +27,8 @@ from __future__ import annotations
 import functools
 import re
 
+from kb.util.lazyre import LazyPattern
+
 _LEVEL = r"(?:TRACE|DEBUG|INFO|NOTICE|SUCCESS|WARNING|WARN|ERROR|CRITICAL|FATAL)"
 _TIME = r"\d\d:\d\d:\d\d(?:[.,]\d{1,9})?"
 _DATE = r"(?:\d{4}-\d\d-\d\d|\d{4}/\d\d/\d\d|\d\d/\d\d/\d{4})"
@@ -97,20 +99,20 @@ _PIECES: dict[str, tuple[str, ...]] = {
         r"(?<=[\d\])] )" + _LEVEL + r"(?=[ \t])",  # a level after a time: `10:56:59 ERROR    `
     ),
 }
-_GROUP = {kind: re.compile("|".join(pieces)) for kind, pieces in _PIECES.items()}
+_GROUP = {kind: LazyPattern("|".join(pieces)) for kind, pieces in _PIECES.items()}
 _KIND = {c: c for c in ">[(-|"} | {c: "0" for c in "0123456789"}
 # what a line's first decoration can start with: most lines a rule's prefilter finds
 # have none, and this says so in a fraction of the time the pieces take to fail
-_MAYBE = re.compile(
+_MAYBE = LazyPattern(
     r"[ \t]*+(?:[>\[(\d|]|-[ \t]|"
     + _LEVEL
     + r"|LAUNCH|[IWEF]\d{4}|[IWEF][ \t]|localhost: |(?=[\w\-]*\d)[a-z][\w.\-]*+: "
     r"|[\w./\\<>\-]++(?::\d+\]|: \[)|[A-Za-z][\w.\-]*+[ \t]*+\|)"
 )
 # docker compose, pm2 and the like name the service once, at the line's very start
-_SERVICE = re.compile(r"(?:\d+\|)?[A-Za-z][\w.\-]*+[ \t]*+\|[ \t]")
+_SERVICE = LazyPattern(r"(?:\d+\|)?[A-Za-z][\w.\-]*+[ \t]*+\|[ \t]")
 _CACHED = 512  # lines up to this long have their answer cached (one per signature asks)
-_ERROR_WORD = re.compile(
+_ERROR_WORD = LazyPattern(
     r"\b(?:ERROR|CRITICAL|FATAL)\b|\|CCL_ERROR\||(?:^|[\s\[\]:])[EF](?:\d{4})?[ \t]"
 )
 
@@ -150,7 +152,7 @@ def logged_as_error(line: str) -> bool:
     return at > 0 and _ERROR_WORD.search(line, 0, at) is not None
 
 
-_HOST = re.compile(
+_HOST = LazyPattern(
     r"\bip=([\w.:]+)\)|\[pod/([\w.\-]+)/|^(?:[ \t]*>+[ \t]?)*(localhost|[a-z][\w\-]*\d[\w.\-]*): "
 )
 
@@ -163,7 +165,7 @@ def host_in_decoration(line: str) -> str | None:
     return next((g for g in m.groups() if g), None) if m else None
 
 
-_QUOTED = re.compile(r"`([^`]{6,})`|\"([^\"]{12,})\"")
+_QUOTED = LazyPattern(r"`([^`]{6,})`|\"([^\"]{12,})\"")
 
 
 def quoted(line: str) -> list[tuple[int, int]]:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from kb.diagnosis import rawbytes, reader
-from kb.diagnosis.hangs import flightrec, ras
+from kb.diagnosis.hangs import markers  # the readers (flightrec, ras): only for an artefact
 
 Opener = Callable[[], BinaryIO]
 Input = tuple[str, Any]
@@ -38,7 +38,7 @@ def expand_paths(names: list[str], opener: Callable[[str], Opener]) -> list[Inpu
             dumps.extend(found)
             for log in logs:
                 inputs.extend(_log(log, opener))
-        elif name != "-" and flightrec.sniff(name):
+        elif name != "-" and markers.sniff(name):
             dumps.append(name)
         else:
             inputs.extend(_log(name, opener))
@@ -52,14 +52,18 @@ def _log(name: str, opener: Callable[[str], Opener]) -> list[Input]:
     out: list[Input] = [(reader.display_name(name), opener(name))]
     text = _ras_text(name)
     if text:
+        from kb.diagnosis.hangs import ras
+
         out.append(_statements(f"{name} [nccl-ras]", ras.statements(text)))
     return out
 
 
 def from_text(text: str, name: str) -> list[Input]:
     """The statements of a pasted text that holds an `ncclras` report (none otherwise)."""
-    if not ras.looks_like(text):
+    if not markers.looks_like_ras(text):
         return []
+    from kb.diagnosis.hangs import ras
+
     return [_statements(f"{name} [nccl-ras]", ras.statements(text))]
 
 
@@ -75,13 +79,15 @@ def _folder(path: str) -> tuple[list[str], list[str]]:
             if f.startswith(".") or f.endswith(".tmp"):
                 continue
             p = os.path.join(root, f)
-            (dumps if flightrec.sniff(p) else logs).append(p)
+            (dumps if markers.sniff(p) else logs).append(p)
     return logs, dumps
 
 
 def _flight_recorder(paths: list[str], folders: list[str]) -> list[Input]:
     """The dumps' statements as one input, and one failing input per unreadable dump
     (its rank exists, so it is not taken for dead)."""
+    from kb.diagnosis.hangs import flightrec
+
     read, errors = flightrec.read_all(paths)
     unread = {r for r in map(flightrec.rank_of, paths) if r is not None} - {d.rank for d in read}
     lines = flightrec.analyze(read, unreadable=unread)
@@ -106,10 +112,11 @@ def _ras_text(name: str) -> str:
     except (rawbytes.InputError, OSError, EOFError, ValueError, zlib.error):
         return ""  # the log's own reading reports it
     text = data.decode("utf-8", "replace")
-    return text if ras.looks_like(text) else ""
+    return text if markers.looks_like_ras(text) else ""
 
 
-_MARKERS_B = tuple(m.encode() for m in ras.MARKERS)  # ASCII: found in the bytes as in the text
+# ASCII: found in the bytes as in the text
+_MARKERS_B = tuple(m.encode() for m in markers.RAS_MARKERS)
 
 
 def _has_marker(name: str) -> bool:

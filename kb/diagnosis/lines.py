@@ -18,10 +18,10 @@ the stall analyzer and for signatures with `at_end: true`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from kb.diagnosis.decorations import content_start
 from kb.util.lazyre import LazyPattern
+from kb.util.record import record
 
 # "OSError: ...", "torch.distributed.DistBackendError: ...", "[rank0]: RuntimeError: ..."
 _EXCEPTION = LazyPattern(
@@ -109,12 +109,16 @@ _SYSLOG = LazyPattern(
 )
 
 
-@dataclass(frozen=True)
+@record(hashable=True)  # a frozen dataclass, without compiling one at every start
 class Stamp:
     """A time of day on a date; the year is left out (glog lines have none)."""
 
     sort_key: tuple[int, int, int, int, float]
     text: str
+
+    def __init__(self, sort_key: tuple[int, int, int, int, float], text: str) -> None:
+        self.sort_key = sort_key
+        self.text = text
 
 
 def time_of(text: str) -> Stamp | None:

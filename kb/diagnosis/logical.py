@@ -10,10 +10,10 @@ log's own terms (`line_at`, `original_span`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from kb.util.record import record
 
 
-@dataclass(frozen=True)
+@record(hashable=True)  # a frozen dataclass, without compiling one at every start
 class Logical:
     """A line rebuilt from physical lines: a wrapped message joined (`joins` holds where
     each physical line after the first starts in `text`), or a URL-encoded line decoded
@@ -26,6 +26,22 @@ class Logical:
     joins: tuple[int, ...] = ()
     original: str | None = None
     offsets: tuple[int, ...] = ()
+
+    def __init__(
+        self,
+        line_no: int,
+        last: int,
+        text: str,
+        joins: tuple[int, ...] = (),
+        original: str | None = None,
+        offsets: tuple[int, ...] = (),
+    ) -> None:
+        self.line_no = line_no
+        self.last = last
+        self.text = text
+        self.joins = joins
+        self.original = original
+        self.offsets = offsets
 
     def line_at(self, pos: int) -> int:
         """The physical line that character `pos` of `text` comes from."""

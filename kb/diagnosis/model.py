@@ -1,14 +1,20 @@
-"""The result of a diagnosis, shaped as the `diagnose --json` contract."""
+"""The result of a diagnosis, shaped as the `diagnose --json` contract.
+
+The classes are dataclasses made by `kb.util.record` (each writes its `__init__`): every
+`diagnose` imports them, and `@dataclass` would compile their methods at each start.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from kb.util.record import record
 
 EVIDENCE_TEXT_MAX = 500
 
 
-@dataclass
+@record()
 class Evidence:
     file: str  # as the user named it; "-" for standard input
     line: int  # 1-based
@@ -16,6 +22,16 @@ class Evidence:
     start: int = 0  # the matching span within text
     end: int = 0
     signature: str = ""  # "<rule id>/<signature id>" or an analyzer's name
+
+    def __init__(
+        self, file: str, line: int, text: str, start: int = 0, end: int = 0, signature: str = ""
+    ) -> None:
+        self.file = file
+        self.line = line
+        self.text = text
+        self.start = start
+        self.end = end
+        self.signature = signature
 
     def to_json(self) -> dict[str, Any]:
         return {"file": self.file, "line": self.line, "text": self.shown()[0]}
@@ -40,7 +56,7 @@ BASIS_APPROXIMATE = "approximate"  # no signature fired; the text is close to a 
 BASIS_OBSERVATION = "observation"  # nothing failed; a pasted line is a known sign of this cause
 
 
-@dataclass
+@record()
 class Approximate:
     """The known message closest to a line the user typed or pasted, and how close."""
 
@@ -48,6 +64,12 @@ class Approximate:
     known: str  # the known message (a rule's example or a catalogue template)
     score: float  # similarity, 0-100, numbers/addresses/paths masked on both sides
     source: str  # "rules/<rule id>" or "catalogue/<library>"
+
+    def __init__(self, text: str, known: str, score: float, source: str) -> None:
+        self.text = text
+        self.known = known
+        self.score = score
+        self.source = source
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -58,7 +80,7 @@ class Approximate:
         }
 
 
-@dataclass
+@record()
 class CauseResult:
     id: str
     title: str
@@ -70,6 +92,30 @@ class CauseResult:
     basis: str = BASIS_EVIDENCE
     symptom: str = ""  # for a symptom-level candidate: the symptom it would explain
     approximate: Approximate | None = None  # for an approximate match: the closest message
+
+    def __init__(
+        self,
+        id: str,
+        title: str,
+        confidence: float,
+        evidence: list[Evidence] | None = None,
+        params: dict[str, str] | None = None,
+        fixes: list[str] | None = None,
+        explanation: str = "",
+        basis: str = BASIS_EVIDENCE,
+        symptom: str = "",
+        approximate: Approximate | None = None,
+    ) -> None:
+        self.id = id
+        self.title = title
+        self.confidence = confidence
+        self.evidence = [] if evidence is None else evidence
+        self.params = {} if params is None else params
+        self.fixes = [] if fixes is None else fixes
+        self.explanation = explanation
+        self.basis = basis
+        self.symptom = symptom
+        self.approximate = approximate
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -90,22 +136,35 @@ class CauseResult:
         return out
 
 
-@dataclass
+@record()
 class Note:
     id: str
     text: str
     evidence: list[Evidence] = field(default_factory=list)
 
+    def __init__(self, id: str, text: str, evidence: list[Evidence] | None = None) -> None:
+        self.id = id
+        self.text = text
+        self.evidence = [] if evidence is None else evidence
+
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "text": self.text, "evidence": [e.to_json() for e in self.evidence]}
 
 
-@dataclass
+@record()
 class Stats:
     files: int = 0
     lines: int = 0
     bytes: int = 0
     seconds: float = 0.0
+
+    def __init__(
+        self, files: int = 0, lines: int = 0, bytes: int = 0, seconds: float = 0.0
+    ) -> None:
+        self.files = files
+        self.lines = lines
+        self.bytes = bytes
+        self.seconds = seconds
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -116,7 +175,7 @@ class Stats:
         }
 
 
-@dataclass
+@record()
 class Diagnosis:
     causes: list[CauseResult] = field(default_factory=list)
     symptoms: list[str] = field(default_factory=list)
@@ -129,6 +188,28 @@ class Diagnosis:
     # causes whose notes the logs show (their signatures fired without making them likely),
     # strongest first: an excerpt that is only these lines asks about them (engine.py)
     observed: list[CauseResult] = field(default_factory=list, repr=False)
+
+    def __init__(
+        self,
+        causes: list[CauseResult] | None = None,
+        symptoms: list[str] | None = None,
+        notes: list[Note] | None = None,
+        stats: Stats | None = None,
+        errors: list[dict[str, str]] | None = None,
+        first_failure: dict[str, Any] | None = None,
+        cancelled: bool = False,
+        failure: Any = None,
+        observed: list[CauseResult] | None = None,
+    ) -> None:
+        self.causes = [] if causes is None else causes
+        self.symptoms = [] if symptoms is None else symptoms
+        self.notes = [] if notes is None else notes
+        self.stats = Stats() if stats is None else stats
+        self.errors = [] if errors is None else errors
+        self.first_failure = first_failure
+        self.cancelled = cancelled
+        self.failure = failure
+        self.observed = [] if observed is None else observed
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {

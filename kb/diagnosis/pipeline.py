@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from kb.diagnosis import heap, rawbytes, reader
@@ -41,28 +40,32 @@ TAIL_LINES = 40  # the last lines of each log given to the analyzers
 VETO_FLOOD = 256  # vetoed lines after which the veto index drops a signature's lines
 
 
-@dataclass(frozen=True)
 class Follow:
     """An analyzer that still wants `left` lines after its tap line (their content
-    only, with `strip`: the tap is anchored at a line start)."""
+    only, with `strip`: the tap is anchored at a line start). This and `Outcome` are
+    plain classes: a dataclass costs a millisecond to make at every start, and neither
+    is ever compared."""
 
-    analyzer: Analyzer
-    tap: str
-    left: int
-    strip: bool
+    __slots__ = ("analyzer", "left", "strip", "tap")
+
+    def __init__(self, analyzer: Analyzer, tap: str, left: int, strip: bool) -> None:
+        self.analyzer = analyzer
+        self.tap = tap
+        self.left = left
+        self.strip = strip
 
 
-@dataclass
 class Outcome:
     """What the scan of all inputs produced, before ranking."""
 
-    results: dict[tuple[str, str], SignatureResult] = field(default_factory=dict)
-    analyzers: list[Analyzer] = field(default_factory=list)
-    files: int = 0
-    lines: int = 0
-    bytes: int = 0
-    errors: list[dict[str, str]] = field(default_factory=list)
-    cancelled: bool = False
+    def __init__(self, analyzers: list[Analyzer] | None = None) -> None:
+        self.results: dict[tuple[str, str], SignatureResult] = {}
+        self.analyzers: list[Analyzer] = analyzers if analyzers is not None else []
+        self.files = 0
+        self.lines = 0
+        self.bytes = 0
+        self.errors: list[dict[str, str]] = []
+        self.cancelled = False
 
 
 class Session:

@@ -16,8 +16,6 @@ at them; only vetoes whose automaton hit proves the veto (`line_exact`) take par
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
@@ -35,6 +33,7 @@ from kb.diagnosis.matching import CompiledMatcher, MatcherSpec, SignatureSpec, a
 from kb.diagnosis.reader import MAX_LINE, Block
 from kb.diagnosis.scanner import Pattern, Scanner
 from kb.util import cachepickle
+from kb.util.digest import blake2b
 from kb.util.regexlit import literal
 
 
@@ -60,16 +59,45 @@ def exact_pattern(m: MatcherSpec) -> Pattern | None:
     return None
 
 
-@dataclass(frozen=True)
-class PlannedTap:
+class _Record:
+    """Equality, hash and repr by the fields named in `_FIELDS`, as a frozen dataclass has
+    them: the plan's records are plain classes, since a dataclass costs a millisecond to
+    make at every start (the warm-start tests compare a plan read back with one built)."""
+
+    __slots__ = ()
+    _FIELDS: tuple[str, ...] = ()
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, f) for f in self._FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._FIELDS)
+        return f"{type(self).__name__}({fields})"
+
+
+class PlannedTap(_Record):
     """An analyzer's tap as the plan scans for it: which analyzer (its place in
     `Plan.analyzer_kinds`, and so in every session's analyzers) and, for a tap anchored
     at a line start, that anchored pattern, checked on the line and then its content."""
 
-    analyzer: int
-    tap: Tap
-    line_anchored: bool = False  # the tap's pattern is anchored at a line start
-    anchored: Any = None  # that anchored pattern as RE2 (None: RE2 does not take it)
+    __slots__ = ("__dict__", "analyzer", "anchored", "line_anchored", "tap")  # `rx` is cached
+    _FIELDS = ("analyzer", "tap", "line_anchored", "anchored")
+
+    def __init__(
+        self, analyzer: int, tap: Tap, line_anchored: bool = False, anchored: Any = None
+    ) -> None:
+        self.analyzer = analyzer
+        self.tap = tap
+        self.line_anchored = line_anchored  # the tap's pattern is anchored at a line start
+        self.anchored = anchored  # that anchored pattern as RE2 (None: RE2 does not take it)
 
     @cached_property
     def rx(self) -> Any:
@@ -77,26 +105,47 @@ class PlannedTap:
         return _compile_tap(self.tap)
 
 
-@dataclass(frozen=True)
-class MatcherLine:
+class MatcherLine(_Record):
     """Matcher `matcher` of signature `sig` (its place in `Plan.specs`) takes the lines."""
 
-    sig: int
-    matcher: int
+    __slots__ = ("matcher", "sig")
+    _FIELDS = ("sig", "matcher")
+
+    def __init__(self, sig: int, matcher: int) -> None:
+        self.sig = sig
+        self.matcher = matcher
+
+    def __getstate__(self) -> tuple[int, int]:  # pickled in the plan's cached part
+        return self.sig, self.matcher
+
+    def __setstate__(self, state: tuple[int, int]) -> None:
+        self.sig, self.matcher = state
 
 
-@dataclass(frozen=True)
-class LogVeto:
+class LogVeto(_Record):
     """The log-scope vetoes of signature `sig` take the lines."""
 
-    sig: int
+    __slots__ = ("sig",)
+    _FIELDS = ("sig",)
+
+    def __init__(self, sig: int) -> None:
+        self.sig = sig
+
+    def __getstate__(self) -> int:
+        return self.sig
+
+    def __setstate__(self, state: int) -> None:
+        self.sig = state
 
 
-@dataclass(frozen=True)
-class TapLine:
+class TapLine(_Record):
     """An analyzer's tap takes the lines."""
 
-    planned: PlannedTap
+    __slots__ = ("planned",)
+    _FIELDS = ("planned",)
+
+    def __init__(self, planned: PlannedTap) -> None:
+        self.planned = planned
 
 
 Consumer = MatcherLine | LogVeto | TapLine
@@ -272,7 +321,7 @@ def plan_for(rules: CompiledRules, use_hyperscan: bool = True) -> Plan:
     return plan
 
 
-PART_FORMAT = "dlperf-plan-part/1"
+PART_FORMAT = "dlperf-plan-part/2"  # 2: consumers pickled as tuples
 
 
 def _part_sources() -> list[Path]:
@@ -286,7 +335,7 @@ def _part_sources() -> list[Path]:
 
 def part_key(rules_key: str) -> str:
     """The cache key of the signature part of the rules whose content key is `rules_key`."""
-    h = hashlib.blake2b(f"{PART_FORMAT}\0{rules_key}\0".encode(), digest_size=16)
+    h = blake2b(f"{PART_FORMAT}\0{rules_key}\0".encode(), digest_size=16)
     for source in _part_sources():
         try:
             h.update(source.read_bytes())

@@ -14,15 +14,15 @@ from __future__ import annotations
 import gzip
 import io
 import os
-import re
 import stat
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import BinaryIO
 
 from kb.diagnosis.decoding import as_utf8  # UTF-16/32 logs, after gunzip
 from kb.diagnosis.rawbytes import _BINARY_SAMPLE, _CONTROL, CHUNK, InputError, _os_reason, _read
+from kb.util.lazyre import LazyPattern
+from kb.util.record import record
 from kb.util.textsafe import ESCAPES_B
 
 MAX_LINE = 64 * 1024
@@ -30,10 +30,10 @@ MAX_LINE = 64 * 1024
 # escape sequences (CSI, OSC/DCS/APC strings ended by BEL or ST, charset and two-byte
 # escapes), removed before matching; linear: `kb.util.textsafe` says why
 _ANSI_B = ESCAPES_B
-_CR_B = re.compile(rb"\r+\n")
+_CR_B = LazyPattern(rb"\r+\n")
 
 
-@dataclass
+@record()  # a dataclass, without compiling one at every start
 class Block:
     """Whole lines (each ending in `\\n`), cleaned of ANSI codes and `\\r` line ends:
     the bytes `data[lo:hi]` (a region of the bytes read, so that no megabyte is copied)."""
@@ -44,6 +44,16 @@ class Block:
     first_line: int  # the 1-based number of the block's first line
     lines: int  # how many lines it holds
     raw_bytes: int  # input bytes it stands for
+
+    def __init__(
+        self, data: bytes, lo: int, hi: int, first_line: int, lines: int, raw_bytes: int
+    ) -> None:
+        self.data = data
+        self.lo = lo
+        self.hi = hi
+        self.first_line = first_line
+        self.lines = lines
+        self.raw_bytes = raw_bytes
 
     def view(self) -> memoryview:
         return memoryview(self.data)[self.lo : self.hi]

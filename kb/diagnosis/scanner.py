@@ -21,23 +21,28 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import re2
 
 from kb.diagnosis.reader import Block
+from kb.util.digest import blake2b
+from kb.util.record import record
 
 
-@dataclass(frozen=True)
+@record(hashable=True)  # a frozen dataclass, without compiling one at every start
 class Pattern:
     """A prefilter pattern in RE2 syntax; hyperscan gets it when `hs_ok`."""
 
     regex: str
     caseless: bool = False
     lazy: bool = False  # matches most lines: scanned for only while a consumer wants it
+
+    def __init__(self, regex: str, caseless: bool = False, lazy: bool = False) -> None:
+        self.regex = regex
+        self.caseless = caseless
+        self.lazy = lazy
 
     @property
     def hs_ok(self) -> bool:
@@ -235,7 +240,7 @@ class Scanner:
 def _line_database(hyperscan: Any, expr: bytes, pid: int, tries: list[int]) -> Any:
     """The one-pattern database of `expr` with the first of the flags `tries` hyperscan
     takes (None when it takes none: RE2 finds the lines), from the disk cache when there."""
-    key = hashlib.blake2b(digest_size=16)
+    key = blake2b(digest_size=16)
     key.update(repr(("line", getattr(hyperscan, "__version__", "?"), expr, pid, tries)).encode())
     name = "line-" + key.hexdigest()
     cached = _load_db(hyperscan, name)
@@ -291,7 +296,7 @@ def _hyperscan_db(
         base |= hyperscan.HS_FLAG_UTF8
     flags = [base | (hyperscan.HS_FLAG_CASELESS if patterns[i].caseless else 0) for i in ids]
     exprs = [patterns[i].regex.encode() for i in ids]
-    key = hashlib.blake2b(digest_size=16)
+    key = blake2b(digest_size=16)
     approx = sorted(set(ids) & approximate)
     key.update(repr((getattr(hyperscan, "__version__", "?"), ids, exprs, flags, approx)).encode())
     cached = _load_db(hyperscan, key.hexdigest())
@@ -337,9 +342,12 @@ def _db_path(key: str) -> object:
 def _load_db(hyperscan: object, key: str) -> tuple[object, list[int]] | None:
     path = _db_path(key)
     try:
-        raw = path.read_bytes()  # type: ignore[attr-defined]
-        head, _, body = raw.partition(b"\n")
-        kept = [int(x) for x in head.split(b",") if x]
+        with open(path, "rb") as fh:  # type: ignore[call-overload]
+            head = fh.readline()  # the ids, then the database (read once, never copied)
+            body = fh.read()
+        if not head.endswith(b"\n"):
+            return None
+        kept = [int(x) for x in head[:-1].split(b",") if x]
         db = hyperscan.loadb(body, hyperscan.HS_MODE_BLOCK)  # type: ignore[attr-defined]
         db.scratch = hyperscan.Scratch(db)  # type: ignore[attr-defined]
     except Exception:  # no cache, or one from another hyperscan or CPU: rebuild

@@ -8,13 +8,14 @@ already) into these; `kb.diagnosis.matching` re-exports all of it, as its API.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from kb.rules.numeric import Bound, bounds_of
+from kb.util.record import record
 
 
-@dataclass(frozen=True)
+@record(hashable=True)  # a frozen dataclass, without compiling one at every start
 class MatcherSpec:
     """One matcher, as plain data (see the module docstring for what each type means)."""
 
@@ -25,6 +26,24 @@ class MatcherSpec:
     scope: str = "log"  # for `unless` matchers
     threshold: float = 85.0  # fuzzy
     where: tuple[Bound, ...] = ()  # regex: bounds on its groups' numbers (kb.rules.numeric)
+
+    def __init__(
+        self,
+        type: str,
+        pattern: str = "",
+        text: str = "",
+        ignore_case: bool = False,
+        scope: str = "log",
+        threshold: float = 85.0,
+        where: tuple[Bound, ...] = (),
+    ) -> None:
+        self.type = type
+        self.pattern = pattern
+        self.text = text
+        self.ignore_case = ignore_case
+        self.scope = scope
+        self.threshold = threshold
+        self.where = where
 
     def to_json(self) -> dict[str, Any]:
         out = {k: v for k, v in vars(self).items() if v not in ("", None) and k != "where"}
@@ -38,7 +57,7 @@ class MatcherSpec:
         return cls(**{**data, "where": where})
 
 
-@dataclass(frozen=True)
+@record(hashable=True)
 class SignatureSpec:
     """One signature, as plain data with the attribute names of `kb.rules.schema.Signature`."""
 
@@ -53,6 +72,32 @@ class SignatureSpec:
     extract: Mapping[str, str] = field(default_factory=dict)
     min_hits: int = 1
     at_end: bool = False
+
+    def __init__(
+        self,
+        id: str,
+        matchers: tuple[MatcherSpec, ...],
+        condition: str = "or",
+        unless: tuple[MatcherSpec, ...] = (),
+        weight: float = 0.8,
+        alone: bool = True,
+        note: str | None = None,
+        asked: bool = False,
+        extract: Mapping[str, str] | None = None,
+        min_hits: int = 1,
+        at_end: bool = False,
+    ) -> None:
+        self.id = id
+        self.matchers = matchers
+        self.condition = condition
+        self.unless = unless
+        self.weight = weight
+        self.alone = alone
+        self.note = note
+        self.asked = asked
+        self.extract = {} if extract is None else extract
+        self.min_hits = min_hits
+        self.at_end = at_end
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -36,10 +36,9 @@ writing a file does not wrap, so a huge log costs only the first megabytes here.
 
 from __future__ import annotations
 
-import re
-
 from kb.diagnosis.logical import Logical
 from kb.diagnosis.reader import MAX_LINE, Block
+from kb.util.lazyre import LazyPattern
 
 UNWRAP_BYTES = 4 << 20
 WORD_WRAP_BYTES = 1 << 20
@@ -55,14 +54,14 @@ _WORD = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwx
 _DIGITS = str.maketrans("123456789", "000000000")
 # the start of a new record, not the rest of a sentence: a log prefix, a timestamp, an
 # exception, a stack frame, a prompt, a fence or a Markdown/table line
-_RECORD = re.compile(
+_RECORD = LazyPattern(
     r"(?:\[|<|\(\w*\s?pid=|\d{4}-\d\d-\d\d|\d\d?:\d\d:\d\d|[IWEF]\d{4} |Traceback\b|File \"|"
     r"at [\w$.]+\(|[\w.]*(?:Error|Exception|Warning|Interrupt|Exit)\b:?|[\w.\-]+:\d+:\d+ \[|"
     r"[$#>|*+=~`]|-{2,}|[\w.\-]+@[\w.\-]+[:$#]|(?:INFO|WARN|WARNING|ERROR|DEBUG|FATAL)\b)"
 )
-_TABLE = re.compile(r"\S {2,}\S.*\S {2,}\S|\|.*\|")
-_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
-_ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+_TABLE = LazyPattern(r"\S {2,}\S.*\S {2,}\S|\|.*\|")
+_ESCAPE = LazyPattern(r"%[0-9A-Fa-f]{2}")
+_ESCAPES = LazyPattern(r"(?:%[0-9A-Fa-f]{2})+")
 
 
 def _head(line: str) -> str:
@@ -260,8 +259,8 @@ def _cut_at_words(lines: list[str], covered: set[int]) -> list[tuple[int, int]]:
 
 # ---------------------------------------------------------------- cut mid-sentence
 
-_ENDS_IN_WORD = re.compile(r"[A-Za-z]{2,}$")
-_GOES_ON = re.compile(r"[a-z][a-z']*(?:[\s.,;:)]|$)")
+_ENDS_IN_WORD = LazyPattern(r"[A-Za-z]{2,}$")
+_GOES_ON = LazyPattern(r"[a-z][a-z']*(?:[\s.,;:)]|$)")
 
 
 def _goes_on(line: str, nxt: str) -> bool:

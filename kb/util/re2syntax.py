@@ -8,16 +8,32 @@ with the position of the offending construct.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from functools import lru_cache
 
 import re2
 
 
-@dataclass(frozen=True)
 class RegexProblem:
-    message: str
-    position: int  # 0-based offset in the pattern, -1 when unknown
+    """What is wrong with a pattern, and where (`position`: a 0-based offset in it, -1
+    when unknown). A plain class: `diagnose` imports this module (for `compile_re2`) at
+    every start, where a dataclass costs a millisecond to make."""
+
+    __slots__ = ("message", "position")
+
+    def __init__(self, message: str, position: int) -> None:
+        self.message = message
+        self.position = position
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RegexProblem):
+            return NotImplemented
+        return (self.message, self.position) == (other.message, other.position)
+
+    def __hash__(self) -> int:
+        return hash((self.message, self.position))
+
+    def __repr__(self) -> str:
+        return f"RegexProblem(message={self.message!r}, position={self.position!r})"
 
 
 def _options(ignore_case: bool = False) -> re2.Options:

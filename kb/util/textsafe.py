@@ -33,16 +33,16 @@ _SINGLE = (
     "\ud800-\udfff]"
 )
 _UNSAFE = LazyPattern(f"(?P<seq>{_STRING}|{_CSI}|{_NF}|{_FE})|{_SINGLE}")
-ESCAPES = re.compile(f"{_STRING}|{_CSI}|{_NF}|{_FE}")  # only the sequences (for matching)
+ESCAPES = LazyPattern(f"{_STRING}|{_CSI}|{_NF}|{_FE}")  # only the sequences (for matching)
 _SGR = LazyPattern(r"\x1b\[[0-9;]*m\Z")
 _CRLF = LazyPattern(r"\r+\n")
-_JSON_UNSAFE = re.compile(
+_JSON_UNSAFE = LazyPattern(
     "[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
 
 # the same sequences in bytes, for the log reader (7-bit forms only: in UTF-8 the bytes
 # 0x80-0x9f are parts of characters); it removes them before matching
-ESCAPES_B = re.compile(
+ESCAPES_B = LazyPattern(
     (
         "\x1b[\\]PX^_][^\x07\n\x18\x1a\x1b]*" + _ST.replace("|\x9c", "") + f"|{_CSI}|{_NF}|{_FE}"
     ).encode("latin-1")

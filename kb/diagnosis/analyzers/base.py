@@ -14,13 +14,16 @@ cause or symptom id.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from kb.diagnosis.model import Evidence, Note
+from kb.util.record import record
+
+# records (`kb.util.record`): dataclasses that compile nothing at every start
 
 
-@dataclass(frozen=True)
+@record(hashable=True)
 class Tap:
     id: str
     pattern: str  # RE2 syntax, searched in each line
@@ -29,8 +32,24 @@ class Tap:
     cap: int = 20_000  # deliver at most this many matching lines per diagnosis
     frequent: bool = False  # matches most lines of some logs: scanned for only until capped
 
+    def __init__(
+        self,
+        id: str,
+        pattern: str,
+        ignore_case: bool = False,
+        follow: int = 0,
+        cap: int = 20_000,
+        frequent: bool = False,
+    ) -> None:
+        self.id = id
+        self.pattern = pattern
+        self.ignore_case = ignore_case
+        self.follow = follow
+        self.cap = cap
+        self.frequent = frequent
 
-@dataclass
+
+@record()
 class Finding:
     """Evidence derived by an analyzer (a signature in all but name): `name` is its word in
     rules/vocabulary/findings.yaml, naming the causes or symptoms whose `named_by` lists it;
@@ -45,12 +64,42 @@ class Finding:
     alone: bool = True
     measured: bool = False  # rests on a measurement (times, bandwidth), not on the setup
 
+    def __init__(
+        self,
+        name: str,
+        id: str,
+        weight: float,
+        text: str,
+        evidence: list[Evidence] | None = None,
+        params: dict[str, str] | None = None,
+        alone: bool = True,
+        measured: bool = False,
+    ) -> None:
+        self.name = name
+        self.id = id
+        self.weight = weight
+        self.text = text
+        self.evidence = [] if evidence is None else evidence
+        self.params = {} if params is None else params
+        self.alone = alone
+        self.measured = measured
 
-@dataclass
+
+@record()
 class Report:
     findings: list[Finding] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
     shows: list[str] = field(default_factory=list)  # finding names that show a symptom
+
+    def __init__(
+        self,
+        findings: list[Finding] | None = None,
+        notes: list[Note] | None = None,
+        shows: list[str] | None = None,
+    ) -> None:
+        self.findings = [] if findings is None else findings
+        self.notes = [] if notes is None else notes
+        self.shows = [] if shows is None else shows
 
 
 Facts = dict[str, Any]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from kb.diagnosis.analyzers.base import Analyzer, Facts, Finding, Report, Tap
-from kb.diagnosis.hangs import flightrec, ras
+from kb.diagnosis.hangs.markers import FLIGHT_RECORDER_PREFIX, RAS_PREFIX
 from kb.diagnosis.model import Evidence
 from kb.util.lazyre import LazyPattern
 
@@ -24,8 +24,8 @@ VERSIONS_DIFFER = "hang-nccl-versions-differ"
 PROCESSES_PER_NODE_DIFFER = "hang-processes-per-node-differ"
 RANK_DIED = "hang-rank-died"
 
-_FR = re.escape(flightrec.PREFIX)
-_RAS = re.escape(ras.PREFIX)
+_FR = re.escape(FLIGHT_RECORDER_PREFIX)
+_RAS = re.escape(RAS_PREFIX)
 _FR_VERSIONS = LazyPattern(rf"^{_FR} ranks run different NCCL versions: (.+)$")
 _FR_GROUP = LazyPattern(r"(\S+) on ranks? ([\d,…]+)")
 # NCCL's RAS thread (src/ras/ras.cc) when a peer of another NCCL version connects

@@ -17,14 +17,13 @@ transport of every channel, then derives what no single line says:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kb.diagnosis.analyzers.base import Analyzer, Facts, Finding, Report, Tap
-from kb.diagnosis.analyzers.nccl_hosts import (
-    duplicate_hostname_findings,
-    interface_findings,
-    node_facts,
-)
-from kb.diagnosis.analyzers.nccl_lines import Channel, Proc, State, read
 from kb.diagnosis.model import Evidence, Note
+
+if TYPE_CHECKING:  # the readers are imported with the first NCCL line: most logs have none
+    from kb.diagnosis.analyzers.nccl_lines import Channel, Proc, State
 
 SLOW_NET_GBS = 20.0  # bus bandwidth below this is far from NVLink/IB speeds
 
@@ -53,11 +52,22 @@ class NcclInfo(Analyzer):
 
     def __init__(self) -> None:
         super().__init__()
-        self.s = State()
+        self._s: State | None = None
+
+    @property
+    def s(self) -> State:
+        """What the lines said so far (made, and its reader imported, when first needed)."""
+        if self._s is None:
+            from kb.diagnosis.analyzers.nccl_lines import State
+
+            self._s = State()
+        return self._s
 
     # ------------------------------------------------------------ reading
 
     def feed(self, tap: str, line_no: int, text: str) -> None:
+        from kb.diagnosis.analyzers.nccl_lines import read
+
         read(self.s, tap, line_no, text, self._ev)
 
     def _ev(self, line_no: int, text: str, start: int, end: int) -> Evidence:
@@ -79,8 +89,14 @@ class NcclInfo(Analyzer):
 
     def finish(self, facts: Facts) -> Report:
         report = Report()
-        if not self.s.procs and not self.s.bandwidth:
+        if self._s is None or (not self._s.procs and not self._s.bandwidth):
             return report
+        from kb.diagnosis.analyzers.nccl_hosts import (
+            duplicate_hostname_findings,
+            interface_findings,
+            node_facts,
+        )
+
         facts["nccl_hosts"] = len({p.host for p in self.s.procs.values() if p.host})
         multi, single = node_facts(self.s)
         facts.setdefault("multi_node", []).extend(multi)

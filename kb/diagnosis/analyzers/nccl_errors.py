@@ -22,6 +22,7 @@ from collections import Counter
 
 from kb.diagnosis.analyzers.base import Analyzer, Facts, Finding, Report, Tap
 from kb.diagnosis.model import Evidence
+from kb.util.lazyre import LazyPattern
 
 FINDING = "nccl-returned-error"  # rules/vocabulary/findings.yaml
 # (kind, its ncclResult_t code, how its text reads in any wrapping): nccl-tests quotes the
@@ -42,8 +43,8 @@ _TEXTS = (
     ("remote", 6, r"remote process exited or there was a network error|ncclRemoteError"),
 )
 _KINDS = tuple((kind, rf"{text}|NCCL Error[ (]{code}\b") for kind, code, text in _TEXTS)
-_ANY = re.compile("|".join(f"(?P<{k.replace('-', '_')}>{rx})" for k, rx in _KINDS), re.I)
-_NCCL = re.compile(r"[nr]ccl", re.I)  # RCCL, NCCL on AMD GPUs, returns the same codes
+_ANY = LazyPattern("|".join(f"(?P<{k.replace('-', '_')}>{rx})" for k, rx in _KINDS), re.I)
+_NCCL = LazyPattern(r"[nr]ccl", re.I)  # RCCL, NCCL on AMD GPUs, returns the same codes
 
 
 class NcclErrors(Analyzer):

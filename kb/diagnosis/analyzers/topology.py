@@ -10,11 +10,14 @@ peer-to-peer is unavailable between two GPUs (supporting nccl-p2p-failure).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from kb.diagnosis.analyzers.base import Analyzer, Facts, Finding, Report, Tap
 from kb.diagnosis.model import Evidence, Note
-from kb.sysinfo import topology as topo_mod
 from kb.util.lazyre import LazyPattern
+
+if TYPE_CHECKING:  # the matrix's parser is imported with the first matrix: few logs hold one
+    from kb.sysinfo import topology as topo_mod
 
 _DEVICE = LazyPattern(r"^(?:GPU\d+|NIC\d+|mlx\d*_\d+)$")
 P2P_CELLS = {"OK", "CNS", "GNS", "TNS", "NS", "U"}
@@ -71,6 +74,8 @@ class Topology(Analyzer):
     def finish(self, facts: Facts) -> Report:
         report = Report()
         for file, rows in self.blocks:
+            from kb.sysinfo import topology as topo_mod
+
             ev = _evidence_for(file, rows)
             topo = topo_mod.parse("\n".join(t for _, t in rows))
             if topo.gpus:
@@ -80,6 +85,8 @@ class Topology(Analyzer):
         return report
 
     def _links(self, report: Report, topo: topo_mod.Topology, ev: RowEvidence) -> None:
+        from kb.sysinfo import topology as topo_mod
+
         for f in topo.findings():
             gpus = [d for d in f.devices if d.startswith("GPU")]
             evidence = [ev(gpus[0] if gpus else topo.gpus[0])]

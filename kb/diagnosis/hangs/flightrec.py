@@ -23,11 +23,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kb.diagnosis.hangs.markers import FLIGHT_RECORDER_PREFIX as PREFIX
+from kb.diagnosis.hangs.markers import RANK as _RANK
+from kb.diagnosis.hangs.markers import rank_of, sniff
 from kb.diagnosis.hangs.unpickle import RefusedPickle, loads_plain, printable
 
-PREFIX = "dlperf-hang: flight-recorder:"
+__all__ = ["PREFIX", "DumpError", "RankDump", "analyze", "rank_of", "read_all", "read_dump"]
+__all__ += ["sniff"]
 MAX_DUMP_BYTES = 512 * 1024 * 1024
-_RANK = re.compile(r"(\d+)(?:\.json|\.pkl|\.pickle)?$")
 _STACK_FRAMES = 4
 
 
@@ -73,28 +76,6 @@ class RankDump:
     comm_lib: str
     entries: list[Entry]
     pg_ranks: dict[str, list[int]] = field(default_factory=dict)
-
-
-def rank_of(path: str) -> int | None:
-    """The rank a dump's name ends with (`rank_3`, `nccl_trace_rank_3`)."""
-    m = _RANK.search(os.path.basename(path))
-    return int(m.group(1)) if m else None
-
-
-def sniff(path: str) -> bool:
-    """Whether a file looks like a dump: a pickle (protocol 2+) or JSON with `entries`,
-    named with a trailing rank number."""
-    if rank_of(path) is None:
-        return False
-    try:
-        with open(path, "rb") as f:
-            head = f.read(4096)
-    except OSError:
-        return False
-    if head[:1] == b"\x80" and len(head) > 1 and 2 <= head[1] <= 5:
-        return True
-    text = head.lstrip()
-    return text[:1] == b"{" and (b'"entries"' in head or b'"pg_config"' in head)
 
 
 def read_dump(path: str) -> RankDump:

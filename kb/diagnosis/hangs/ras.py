@@ -15,13 +15,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from kb.diagnosis.hangs.markers import RAS_MARKERS as MARKERS
+from kb.diagnosis.hangs.markers import RAS_PREFIX as PREFIX
+from kb.diagnosis.hangs.markers import looks_like_ras as looks_like
 from kb.diagnosis.hangs.unpickle import printable
 from kb.util.lazyre import LazyPattern
 
-PREFIX = "dlperf-hang: nccl-ras:"
+__all__ = ["MARKERS", "PREFIX", "looks_like", "statements", "version"]
 _HOST = r"[A-Za-z0-9_.:%\[\]-]+"
 HEADER = LazyPattern(r"^NCCL version (\S+) compiled with CUDA (\S+)", re.M)
-MARKERS = ("Job summary\n===========", "\nCommunicators...", "Group     Comms     Nodes")
 _BLOCK = LazyPattern(r"^(DEAD|INCOMPLETE|TIMEOUT|#(\d+-\d+) \(([0-9a-f]+)\) ([A-Z,]+))\s*$")
 _PROCESS = LazyPattern(rf"^\s+Process (\d+) on node ({_HOST}) managing GPUs? (.+?)\s*$")
 _RANK = LazyPattern(
@@ -36,10 +38,6 @@ _GROUP = LazyPattern(
 _DIFFERENT = LazyPattern(r"^\s+Communicator ranks have different (?:(\w+) operation counts|status)")
 _MISSING = LazyPattern(r"^\s+The missing ranks?: ([\d,]+)\s*$")
 _OUTLIER_NODE = LazyPattern(rf"^\s+Node ({_HOST}) running process(?:es)? ([\d,]+)\s*$")
-
-
-def looks_like(text: str) -> bool:
-    return any(m in text for m in MARKERS)
 
 
 @dataclass

@@ -113,6 +113,18 @@ def _gloo(git_dir: Path) -> tuple[str, list[Seen]]:
     return csources.scan_gloo(git_dir)
 
 
+def _accelerate(git_dir: Path) -> tuple[str, list[Seen]]:
+    import accelerate_lightning
+
+    return accelerate_lightning.scan_accelerate(git_dir)
+
+
+def _lightning(git_dir: Path) -> tuple[str, list[Seen]]:
+    import accelerate_lightning
+
+    return accelerate_lightning.scan_lightning(git_dir)
+
+
 # libraries read as snapshots (`tfsources`: git trees of forks and google/tsl, and released
 # wheels, listed one a line): `build.py tensorflow --snapshots FILE`
 SNAPSHOT_SOURCES = {
@@ -158,6 +170,20 @@ SOURCES: dict[str, tuple[str, Callable[[Path], tuple[str, list[Seen]]]]] = {
     "ompi": ("https://github.com/open-mpi/ompi", _ompi),
     "prrte": ("https://github.com/openpmix/prrte", _prrte),
     "pmix": ("https://github.com/openpmix/openpmix", _pmix),
+    "accelerate": (
+        "https://github.com/huggingface/accelerate (every release tag v0.5.0-v1.14.0: state.py,"
+        " launchers.py, commands/launch.py, utils/launch.py, utils/environment.py,"
+        " utils/dataclasses.py; utils.py before 0.8)",
+        _accelerate,
+    ),
+    "lightning": (
+        "https://github.com/Lightning-AI/pytorch-lightning (every release tag 1.0.0-2.6.5;"
+        " pytorch_lightning/, lightning_lite/, lightning_fabric/, lightning/{fabric,pytorch}/:"
+        " cluster environments, strategies and training-type plugins, GPU/CUDA accelerators,"
+        " accelerator/SLURM/signal connectors, Fabric's connector, utilities/distributed.py and"
+        " device_parser.py)",
+        _lightning,
+    ),
 }
 
 

@@ -113,6 +113,12 @@ def _gloo(git_dir: Path) -> tuple[str, list[Seen]]:
     return csources.scan_gloo(git_dir)
 
 
+def _slurm(git_dir: Path) -> tuple[str, list[Seen]]:
+    import slurm_src
+
+    return slurm_src.scan(git_dir)
+
+
 def _accelerate(git_dir: Path) -> tuple[str, list[Seen]]:
     import accelerate_lightning
 
@@ -170,6 +176,12 @@ SOURCES: dict[str, tuple[str, Callable[[Path], tuple[str, list[Seen]]]]] = {
     "ompi": ("https://github.com/open-mpi/ompi", _ompi),
     "prrte": ("https://github.com/openpmix/prrte", _prrte),
     "pmix": ("https://github.com/openpmix/openpmix", _pmix),
+    "slurm": (
+        "https://github.com/SchedMD/slurm (first and last release of each minor, 17.11.0-26.05.3:"
+        " srun, salloc, sbatch, slurmstepd, mpi plugins, task/cgroup, cgroup, gres/gpu,"
+        " step-launch API, socket layer, slurm_errno.c)",
+        _slurm,
+    ),
     "accelerate": (
         "https://github.com/huggingface/accelerate (every release tag v0.5.0-v1.14.0: state.py,"
         " launchers.py, commands/launch.py, utils/launch.py, utils/environment.py,"

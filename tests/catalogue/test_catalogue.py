@@ -23,6 +23,7 @@ LIBRARIES = {
     "torchelastic", "ucx", "gloo", "torch", "deepspeed", "tensorflow", "tensorflow-datasets",
     "paddle", "mxnet", "dali", "paramiko", "vllm",
     "accelerate", "lightning",
+    "slurm",
 }  # fmt: skip
 
 

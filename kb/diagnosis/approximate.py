@@ -154,7 +154,7 @@ def word_index(corpus: list[Known]) -> WordIndex:
     return index
 
 
-CACHE_FORMAT = "dlperf-approximate/3"  # 3: no messages of pasted-only failures
+CACHE_FORMAT = "dlperf-approximate/4"  # 4: of a multi-line example, only its evidence lines
 
 
 def known_messages(rules: Any, catalogue: Any = None) -> list[Known]:
@@ -221,7 +221,12 @@ def _collect(rules: Any, catalogue: Any) -> Iterable[Known]:
     nodes = [(c, "cause") for c in rules.causes.values() if not slow_only(c)]
     nodes += [(s, "symptom") for s in rules.symptoms.values() if s.group != "slow"]
     for node, kind in nodes:
-        texts = [t for t in getattr(node, "examples", []) or [] if level_of(t) != "info"]
+        texts = [
+            line
+            for t in getattr(node, "examples", []) or []
+            for line in evidence_lines(t, node)
+            if level_of(line) != "info"
+        ]
         for sig in node.signatures:
             texts.extend(m.text for m in sig.matchers if m.type in ("substring", "fuzzy"))
         for text in texts:
@@ -258,6 +263,41 @@ def _collect(rules: Any, catalogue: Any) -> Iterable[Known]:
             yield k
 
 
+def evidence_lines(example: str, node: Any) -> list[str]:
+    """The lines of a rule's `match` example that are its evidence: a one-line example is
+    the message itself; of a log, only the lines one of the rule's matchers fires on (its
+    other lines are context: a port-in-use example's generic `NCCL error in: ...` line,
+    whose meaning comes from the `Address already in use` below it, means nothing alone)."""
+    lines = [line for line in example.splitlines() if line.strip()]
+    if len(lines) <= 1:
+        return [example]
+    return [line for line in lines if _fires(node, line)]
+
+
+def _fires(node: Any, line: str) -> bool:
+    """Whether a regex or substring matcher of one of `node`'s signatures matches `line`
+    (or its content past a launcher's or logger's prefix)."""
+    import re2
+
+    from kb.diagnosis.decorations import content_start
+
+    texts = (line, line[content_start(line) :])
+    for sig in getattr(node, "signatures", ()):
+        for m in sig.matchers:
+            if m.type == "substring":
+                want = m.text.lower() if m.ignore_case else m.text
+                if any(want in (t.lower() if m.ignore_case else t) for t in texts):
+                    return True
+            elif m.type == "regex":
+                try:
+                    rx = re2.compile(("(?i)" if m.ignore_case else "") + m.pattern)
+                except Exception:  # an RE2 error is lint's to report
+                    continue
+                if any(rx.search(t) for t in texts):
+                    return True
+    return False
+
+
 def cut_ends(shaped: str) -> tuple[str, str]:
     """The first and last words of a shaped line: a paste cut mid-word leaves a piece of
     a word there (`annot open shared object file`, `... Process wil`)."""
@@ -289,6 +329,28 @@ def score(
     words = fuzz.partial_token_sort_ratio(line_shape, k.shape)  # words dropped
     best = max(partial, tokens, 0.95 * words)
     return float(best * (0.85 + 0.15 * held))
+
+
+KNOWN_SHARE = 0.35  # of a known message's specific words, the share a line with words of
+# its own must hold
+
+
+def _other_message(line_words: frozenset[str], k: Known, ends: tuple[str, str]) -> bool:
+    """True when the line and the known message only share a frame: each has specific words
+    the other lacks, and the line holds less than `KNOWN_SHARE` of the message's (`NCCL
+    error in: ProcessGroupNCCL.cpp:N, unhandled cuda error` against a known `NCCL error in:
+    ProcessGroupNCCL.cpp:N, internal error ... Call to bind failed : Address already in
+    use`). A line typed short or cut holds nothing the message lacks, and is kept."""
+    first, last = ends
+    own = {
+        w
+        for w in line_words - k.words
+        if not (w == first and any(v.endswith(w) for v in k.words))
+        and not (w == last and any(v.startswith(w) for v in k.words))
+    }
+    if not own or not k.words:
+        return False
+    return len(line_words & k.words) / len(k.words) < KNOWN_SHARE
 
 
 def closest(
@@ -339,7 +401,7 @@ def _closest_to(
     for i in word_index(corpus).candidates(line_words, ends):
         k = corpus[i]
         s = score(line_shape, line_words, k, ends)
-        if s < THRESHOLD:
+        if s < THRESHOLD or _other_message(line_words, k, ends):
             continue
         if not k.negates and k.source.startswith("rules/") and k.shape == line_shape:
             # the same shape as a rule's own example, and yet no signature fired: the

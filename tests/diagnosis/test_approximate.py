@@ -198,3 +198,33 @@ def test_cli_prints_the_typed_line_beside_the_known_one(cli: Any, tmp_path: Path
         cli("diagnose", "--json", "-", input="nccl warn connect to fe80\n", rules=None).stdout
     )
     assert data["causes"][0]["basis"] == "approximate"
+
+
+def test_a_message_that_only_shares_a_frame_with_a_known_one_is_not_it(shipped) -> None:
+    """`NCCL error in: ProcessGroupNCCL.cpp:N, unhandled cuda error` shares c10d's frame with
+    a known `..., internal error ... Call to bind failed : Address already in use`
+    (port-in-use), but each has words the other lacks: that is another message, and the
+    NCCL error's own kind ranks its causes."""
+    line = (
+        "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, "
+        "unhandled cuda error, NCCL version 2.14.3\n"
+    )
+    diag = diagnose_text(shipped, line)
+    assert diag.causes and all(c.basis != "approximate" for c in diag.causes)
+    assert "port-in-use" not in [c.id for c in diag.causes]
+
+
+def test_an_examples_context_lines_are_no_known_messages(shipped) -> None:
+    """Of a multi-line `match` example, only the lines the rule's matchers fire on stand
+    for its cause (a traceback's frames above the error say nothing alone)."""
+    from kb.diagnosis.approximate import evidence_lines
+
+    node = shipped.causes["port-in-use"]
+    example = (
+        '  File "/opt/conda/lib/python3.8/site-packages/torch/distributed/rendezvous.py", line 190\n'
+        "RuntimeError: Address already in use\n"
+    )
+    assert evidence_lines(example, node) == ["RuntimeError: Address already in use"]
+    assert evidence_lines("OSError: [Errno 98] Address already in use", node) == [
+        "OSError: [Errno 98] Address already in use"
+    ]

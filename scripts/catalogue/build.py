@@ -176,6 +176,18 @@ SOURCES: dict[str, tuple[str, Callable[[Path], tuple[str, list[Seen]]]]] = {
     "ompi": ("https://github.com/open-mpi/ompi", _ompi),
     "prrte": ("https://github.com/openpmix/prrte", _prrte),
     "pmix": ("https://github.com/openpmix/openpmix", _pmix),
+    # rdma_src.py: stdio formats and rdma-core's logging wrappers, path by path
+    "rdma-core": (
+        "https://github.com/linux-rdma/rdma-core (the first and last tag of each release,"
+        " v17-v64.0: libibverbs and its examples (ibv_devinfo, ibv_devices, pingpongs),"
+        " librdmacm and its examples, providers/mlx5, libibmad, libibumad, infiniband-diags)",
+        lambda git_dir: __import__("rdma_src").scan_rdma_core(git_dir),
+    ),
+    "perftest": (
+        "https://github.com/linux-rdma/perftest (every release tag 4.1-0.2 to 26.04.17, betas"
+        " left out, read as 4.1.0.2-26.04.17: src/, ib_*_bw/_lat, raw_ethernet_*)",
+        lambda git_dir: __import__("rdma_src").scan_perftest(git_dir),
+    ),
     "slurm": (
         "https://github.com/SchedMD/slurm (first and last release of each minor, 17.11.0-26.05.3:"
         " srun, salloc, sbatch, slurmstepd, mpi plugins, task/cgroup, cgroup, gres/gpu,"

@@ -24,6 +24,7 @@ LIBRARIES = {
     "paddle", "mxnet", "dali", "paramiko", "vllm",
     "accelerate", "lightning",
     "slurm",
+    "rdma-core", "perftest",
 }  # fmt: skip
 
 

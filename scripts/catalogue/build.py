@@ -158,6 +158,12 @@ DIR_SOURCES = {
     "vllm": "https://github.com/vllm-project/vllm (PyPI wheels, the first and last release of"
     " each minor 0.2-0.33, 0.21.0 having no x86_64 wheel: distributed, executors, workers,"
     " platforms, utils' NCCL/port/CUDA helpers, envs)",
+    "nvidia-container": "https://github.com/NVIDIA/nvidia-container-toolkit (first and last"
+    " release of each minor v1.0.5-v1.20.0: hook, runtime, CDI, discovery, lookups);"
+    " NVIDIA/open-gpu-kernel-modules (first and last of each branch 515-595: NVRM errors of"
+    " nv.c, nv-pci.c, osapi.c); nvidia-ml-py 7.352.0-13.615.71 (pynvml's NVMLError table);"
+    " NVIDIA/libnvidia-container and moby/moby's device request read file by file, and"
+    " nvidia-smi's documented lines (scripts/catalogue/snapshots/nvidia-container.yaml)",
 }
 
 SOURCES: dict[str, tuple[str, Callable[[Path], tuple[str, list[Seen]]]]] = {
@@ -275,6 +281,10 @@ def main(argv: list[str] | None = None) -> int:
                 import vllm_src
 
                 scan_dir = vllm_src.scan
+            if args.library == "nvidia-container":  # git mirrors, wheels, transcribed files
+                import nvidia_container_src
+
+                scan_dir = nvidia_container_src.scan
             versions, seen = scan_dir(args.src_dir)
         elif args.library in SOURCES and args.git_dir:
             source, scan = SOURCES[args.library]

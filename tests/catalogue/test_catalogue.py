@@ -22,6 +22,7 @@ LIBRARIES = {
     "nccl", "rccl", "cuda", "openssh", "ompi", "prrte", "pmix", "glibc-ld", "horovod",
     "torchelastic", "ucx", "gloo", "torch", "deepspeed", "tensorflow", "tensorflow-datasets",
     "paddle", "mxnet", "dali", "paramiko", "vllm",
+    "nvidia-container",
     "accelerate", "lightning",
     "slurm",
     "rdma-core", "perftest",

@@ -74,6 +74,14 @@ def safe(text: str, *, keep_sgr: bool = False) -> str:
     tabs and newlines kept (CRLF and CRs before a newline become that newline).
     `keep_sgr` keeps bare colour codes (`ESC [ 1;31 m`): for text this program coloured
     itself, never for text from outside."""
+    if text.isascii() and text.replace("\n", "").replace("\t", "").isprintable():
+        return text  # printable ASCII, tabs and newlines: nothing to remove or show
+    return _safe(text, keep_sgr)
+
+
+def _safe(text: str, keep_sgr: bool) -> str:
+    """`safe` the long way: what it returns for any text (the pattern is compiled on first
+    use, which most runs, printing only plain ASCII, never need)."""
     if "\r" in text:
         text = _CRLF.sub("\n", text)
 

@@ -119,6 +119,12 @@ def _slurm(git_dir: Path) -> tuple[str, list[Seen]]:
     return slurm_src.scan(git_dir)
 
 
+def _pyxis(git_dir: Path) -> tuple[str, list[Seen]]:
+    import slurm_src
+
+    return slurm_src.scan_pyxis(git_dir)
+
+
 def _accelerate(git_dir: Path) -> tuple[str, list[Seen]]:
     import accelerate_lightning
 
@@ -200,6 +206,7 @@ SOURCES: dict[str, tuple[str, Callable[[Path], tuple[str, list[Seen]]]]] = {
         " step-launch API, socket layer, slurm_errno.c)",
         _slurm,
     ),
+    "pyxis": ("https://github.com/NVIDIA/pyxis (every release tag 0.1.0-0.24.0)", _pyxis),
     "accelerate": (
         "https://github.com/huggingface/accelerate (every release tag v0.5.0-v1.14.0: state.py,"
         " launchers.py, commands/launch.py, utils/launch.py, utils/environment.py,"

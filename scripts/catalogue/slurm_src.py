@@ -113,3 +113,29 @@ def scan(git_dir: Path) -> tuple[str, list[Seen]]:
     if not tags:
         raise ValueError(f"{git_dir}: no tag slurm-X-Y-Z-N from 17.11")
     return scan_revisions(git_dir, tags, keep, read, PATHS)
+
+
+# Pyxis (NVIDIA/pyxis), Slurm's SPANK plugin for containers (enroot): its `pyxis: ...`
+# lines, which srun and slurmstepd print into the job's output; `slurm_spank_log` prints at
+# the error level without "error: " (its `%s` alone, enroot's log replayed, is no message)
+PYXIS_MACROS = {"slurm_error": 0, "slurm_info": 0, "slurm_spank_log": 0}
+PYXIS_LEVELS = {"slurm_error": "error", "slurm_info": "info", "slurm_spank_log": "info"}
+
+
+def read_pyxis(text: str) -> list[Found]:
+    found = dict.fromkeys(
+        (PYXIS_LEVELS[c.macro], c.template) for c in calls(_DEFINE.sub("", text), PYXIS_MACROS)
+    )
+    return [(level, template, {}) for level, template in found if template != "%s"]
+
+
+def scan_pyxis(git_dir: Path) -> tuple[str, list[Seen]]:
+    """Pyxis's C sources at every release tag vX.Y.Z (tests left out)."""
+    tags = release_tags(git_dir, r"v(\d+\.\d+\.\d+)", "0.1.0")
+    if not tags:
+        raise ValueError(f"{git_dir}: no tag vX.Y.Z")
+
+    def keep_pyxis(path: str) -> bool:
+        return path.endswith((".c", ".h")) and "/" not in path
+
+    return scan_revisions(git_dir, tags, keep_pyxis, read_pyxis)

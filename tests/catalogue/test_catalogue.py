@@ -24,8 +24,8 @@ LIBRARIES = {
     "paddle", "mxnet", "dali", "paramiko", "vllm",
     "nvidia-container",
     "accelerate", "lightning",
-    "slurm",
     "rdma-core", "perftest",
+    "slurm", "pyxis",
 }  # fmt: skip
 
 

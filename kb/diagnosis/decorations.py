@@ -42,6 +42,7 @@ _SRC = r"[\w./\\\-]++:\d+"  # where a logger was called: `worker_base.py:145`, `
 # against the pieces that can start where it is (a message's first word fails fast).
 _PIECES: dict[str, tuple[str, ...]] = {
     ">": (r">+[ \t]?",),  # quoting in mail, Markdown, GitHub replies
+    "*": (r"\*\*[ \t]?(?=\S)",),  # Markdown bold around a pasted line: `**KeyError: '2'**`
     "[": (
         r"\[[Rr]ank ?\d+\]:",  # PyTorch's [rank3]:
         r"\[rank: \d+\][ \t]",  # Lightning's rank_prefixed_message
@@ -100,11 +101,11 @@ _PIECES: dict[str, tuple[str, ...]] = {
     ),
 }
 _GROUP = {kind: LazyPattern("|".join(pieces)) for kind, pieces in _PIECES.items()}
-_KIND = {c: c for c in ">[(-|"} | {c: "0" for c in "0123456789"}
+_KIND = {c: c for c in ">*[(-|"} | {c: "0" for c in "0123456789"}
 # what a line's first decoration can start with: most lines a rule's prefilter finds
 # have none, and this says so in a fraction of the time the pieces take to fail
 _MAYBE = LazyPattern(
-    r"[ \t]*+(?:[>\[(\d|]|-[ \t]|"
+    r"[ \t]*+(?:[>\[(\d|]|\*\*|-[ \t]|"
     + _LEVEL
     + r"|LAUNCH|[IWEF]\d{4}|[IWEF][ \t]|localhost: |(?=[\w\-]*\d)[a-z][\w.\-]*+: "
     r"|[\w./\\<>\-]++(?::\d+\]|: \[)|[A-Za-z][\w.\-]*+[ \t]*+\|)"

@@ -163,6 +163,8 @@ FORMS = [
     ),
     # https://github.com/Delgan/loguru (README: loguru's default format)
     ("2018-07-17 01:38:43.975 | ERROR    | __main__:nested:10 - What?!", "What?!"),
+    # https://github.com/zylo117/Yet-Another-EfficientDet-Pytorch/issues/60 (Markdown bold)
+    ("**KeyError: '2'**", "KeyError: '2'"),
 ]
 
 # lines that carry no prefix at all: nothing of the message is taken for one

@@ -53,7 +53,7 @@ def _diagnose(
     short = _short_lines(kept)
     if not diag.causes and diag.failure is None and short:
         diag = _unnamed(compiled, outcome, reports, facts, short, diag.observed) or diag
-    elif short and diag.causes and all(c.basis == BASIS_SYMPTOM for c in diag.causes):
+    elif short and diag.causes and _exception_only(compiled, diag):
         _closer_than_symptom(compiled, diag, facts, short)
     diag.errors = outcome.errors
     diag.cancelled = outcome.cancelled
@@ -61,10 +61,22 @@ def _diagnose(
     return diag
 
 
+def _exception_only(rules: Any, diag: Diagnosis) -> bool:
+    """True when an exception nothing names ended the run and only its symptom's priors rank
+    the causes: its text is all there is to go on. (A symptom of its own kind, a library
+    that cannot be loaded, already says more than a look-alike of another library.)"""
+    from kb.diagnosis import failure
+
+    if diag.failure is None or not all(c.basis == BASIS_SYMPTOM for c in diag.causes):
+        return False
+    spec = failure.spec_of(rules, diag.failure.symptom)
+    return bool(spec and spec.get("in_traceback"))
+
+
 def _closer_than_symptom(
     rules: Any, diag: Diagnosis, facts: dict[str, Any], short: list[tuple[str, int, str]]
 ) -> None:
-    """A failure only its symptom shows, in an input read whole: a known message of a
+    """An exception only its symptom shows, in an input read whole: a known message of a
     cause close to one of its error lines (the error reworded, cut short) says more than
     the symptom's priors, so the causes it names come first."""
     from kb.diagnosis import failure

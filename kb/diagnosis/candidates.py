@@ -26,11 +26,12 @@ cause without traits is only weighed by its prior (and its framework).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from kb.diagnosis.compiled import CompiledRules, VocabularySpec
 from kb.diagnosis.model import BASIS_SYMPTOM, CauseResult, Evidence
+from kb.util.record import record
 
 SYMPTOM_MAX = 0.45
 TOP = 3
@@ -39,7 +40,7 @@ SEVERAL_SYMPTOMS = 0.5  # extra weight per further observed symptom a cause expl
 ON_FAILING_LINE = 4.0  # a cause whose own (weak) signature matches the failing line
 
 
-@dataclass
+@record()
 class JobContext:
     """What the logs tell about where the job runs, with the reasons."""
 
@@ -50,6 +51,24 @@ class JobContext:
     ib_absent: list[str] = field(default_factory=list)
     nccl_error: str = ""
     frameworks: set[str] = field(default_factory=set)
+
+    def __init__(
+        self,
+        container: list[str] | None = None,
+        multi_node: list[str] | None = None,
+        single_node: list[str] | None = None,
+        ib_present: list[str] | None = None,
+        ib_absent: list[str] | None = None,
+        nccl_error: str = "",
+        frameworks: set[str] | None = None,
+    ) -> None:
+        self.container = [] if container is None else container
+        self.multi_node = [] if multi_node is None else multi_node
+        self.single_node = [] if single_node is None else single_node
+        self.ib_present = [] if ib_present is None else ib_present
+        self.ib_absent = [] if ib_absent is None else ib_absent
+        self.nccl_error = nccl_error
+        self.frameworks = set() if frameworks is None else frameworks
 
     @classmethod
     def from_facts(cls, facts: dict[str, Any]) -> JobContext:

@@ -20,12 +20,13 @@ catalogue's symptom words it stands for (`catalogue:`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from kb.diagnosis.decorations import content_start, host_in_decoration
 from kb.diagnosis.lines import host_of, rank_of
 from kb.diagnosis.model import Evidence
+from kb.util.record import record
 
 # the order in which one failure explains another: a crash explains the peers' kills
 # and timeouts, a kill the others' exceptions, ...
@@ -35,7 +36,7 @@ WHAT_MAX = 200
 FirstFailure = Callable[[list[Evidence], Any], "dict[str, Any] | None"]
 
 
-@dataclass
+@record()
 class FailureSeen:
     """The failure a diagnosis reports (`diagnose --json`'s `failure`)."""
 
@@ -48,6 +49,28 @@ class FailureSeen:
     first: bool = False
     rerun_with: list[str] = field(default_factory=list)
     next: str = ""
+
+    def __init__(
+        self,
+        kind: str,
+        what: str,
+        symptom: str,
+        evidence: Evidence,
+        rank: int | str | None = None,
+        host: str | None = None,
+        first: bool = False,
+        rerun_with: list[str] | None = None,
+        next: str = "",
+    ) -> None:
+        self.kind = kind
+        self.what = what
+        self.symptom = symptom
+        self.evidence = evidence
+        self.rank = rank
+        self.host = host
+        self.first = first
+        self.rerun_with = [] if rerun_with is None else rerun_with
+        self.next = next
 
     def to_json(self) -> dict[str, Any]:
         return {

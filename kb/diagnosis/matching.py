@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from kb.diagnosis.decorations import content_start, has_any_anchor, quoted
@@ -57,6 +57,7 @@ from kb.diagnosis.logical import Logical
 from kb.diagnosis.shapes import ANSI, anchor_regex, anchors_of, clean, mask
 from kb.diagnosis.specs import MatcherSpec, SignatureSpec, matcher_spec, signature_spec
 from kb.util.re2syntax import compile_re2
+from kb.util.record import record
 
 __all__ = [
     "ANSI",
@@ -80,11 +81,16 @@ __all__ = [
 # ---------------------------------------------------------------- one matcher
 
 
-@dataclass(frozen=True)
+@record(hashable=True)
 class Span:
     start: int
     end: int
     params: dict[str, str]
+
+    def __init__(self, start: int, end: int, params: dict[str, str]) -> None:
+        self.start = start
+        self.end = end
+        self.params = params
 
 
 # digits 1-9 -> "1": lines that differ only in their numbers share one fuzzy verdict
@@ -198,7 +204,7 @@ class CompiledMatcher:
 # ---------------------------------------------------------------- one signature
 
 
-@dataclass
+@record()
 class Hit:
     """A line that fired a signature's matcher."""
 
@@ -210,12 +216,35 @@ class Hit:
     file: str = ""  # the log it came from, set by the diagnosis
     matched: str | None = None  # the text the matcher saw, when not `text` (a decoded line)
 
+    def __init__(
+        self,
+        line_no: int,
+        text: str,
+        start: int,
+        end: int,
+        params: dict[str, str] | None = None,
+        file: str = "",
+        matched: str | None = None,
+    ) -> None:
+        self.line_no = line_no
+        self.text = text
+        self.start = start
+        self.end = end
+        self.params = {} if params is None else params
+        self.file = file
+        self.matched = matched
 
-@dataclass
+
+@record()
 class SignatureResult:
     signature: SignatureSpec
     hits: list[Hit]
     params: dict[str, str]
+
+    def __init__(self, signature: SignatureSpec, hits: list[Hit], params: dict[str, str]) -> None:
+        self.signature = signature
+        self.hits = hits
+        self.params = params
 
 
 class SignatureMatcher:

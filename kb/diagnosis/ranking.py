@@ -36,7 +36,6 @@ a likely cause.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from kb.diagnosis import failure
@@ -53,6 +52,7 @@ from kb.diagnosis.healthy import (
 from kb.diagnosis.lines import LEVEL_FACTOR, host_of, level_of, rank_of, time_of
 from kb.diagnosis.matching import SignatureResult
 from kb.diagnosis.model import BASIS_OBSERVATION, CauseResult, Diagnosis, Evidence, Note
+from kb.util.record import record
 
 LIKELY = 0.5
 GENERIC_SCALE = 0.85
@@ -61,7 +61,7 @@ EVIDENCE_PER_SIGNATURE = 3
 EVIDENCE_PER_CAUSE = 10
 
 
-@dataclass
+@record()
 class Piece:
     """One independent piece of evidence for a rule: a signature or a finding."""
 
@@ -77,6 +77,34 @@ class Piece:
     asked: bool = False  # a few pasted lines holding it ask about its cause
     effective: float = 0.0
     why: str = ""
+
+    def __init__(
+        self,
+        id: str,
+        weight: float,
+        alone: bool,
+        evidence: list[Evidence],
+        params: dict[str, str],
+        note: str | None = None,
+        rule: bool = True,
+        measured: bool = False,
+        at_end: bool = False,
+        asked: bool = False,
+        effective: float = 0.0,
+        why: str = "",
+    ) -> None:
+        self.id = id
+        self.weight = weight
+        self.alone = alone
+        self.evidence = evidence
+        self.params = params
+        self.note = note
+        self.rule = rule
+        self.measured = measured
+        self.at_end = at_end
+        self.asked = asked
+        self.effective = effective
+        self.why = why
 
 
 def _piece(rid: str, r: SignatureResult) -> Piece:

@@ -13,10 +13,11 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from kb.rules.placeholders import checked_value, names_in, show_command
+from kb.util.record import record
 
 _NUMBER = re.compile(r"\d+")
 
@@ -90,11 +91,16 @@ def order(fix_ids: Iterable[str], fixes: Mapping[str, Any], values: Mapping[str,
     return sorted(ids, key=lambda f: f in fixes and fragile(fixes[f], values) is True)
 
 
-@dataclass
+@record()
 class ChosenCommand:
     run: str  # filled: values validated by kind and quoted; a missing one as <name>
     where: str | None
     missing: list[str] = field(default_factory=list)  # values still needed, or refused
+
+    def __init__(self, run: str, where: str | None, missing: list[str] | None = None) -> None:
+        self.run = run
+        self.where = where
+        self.missing = [] if missing is None else missing
 
     def to_json(self) -> dict[str, Any]:
         return {"run": self.run, "where": self.where, "missing": list(self.missing)}

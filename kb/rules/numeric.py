@@ -12,8 +12,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from kb.util.record import record
 
 OPERATORS = ("lt", "le", "gt", "ge", "eq")
 
@@ -21,7 +22,7 @@ _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _OPERAND = re.compile(rf"^\s*(?:(?P<factor>{_NUMBER})\s*\*\s*)?(?P<group>[A-Za-z_]\w*)\s*$")
 
 
-@dataclass(frozen=True)
+@record(hashable=True)
 class Bound:
     """One comparison: `group <op> number`, or `group <op> number * other`."""
 
@@ -29,6 +30,12 @@ class Bound:
     op: str  # one of OPERATORS
     number: float  # the bound itself, or the factor of `other`
     other: str | None = None
+
+    def __init__(self, group: str, op: str, number: float, other: str | None = None) -> None:
+        self.group = group
+        self.op = op
+        self.number = number
+        self.other = other
 
     def holds(self, values: Mapping[str, str | None]) -> bool:
         """Whether the match's values satisfy it; a value that is missing or does not

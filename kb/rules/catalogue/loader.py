@@ -26,7 +26,7 @@ from kb.rules.catalogue.model import FIELDS, Library, Message
 from kb.rules.catalogue.templates import Compiled, compile_template
 from kb.util.rulefiles import RuleFileError, read_rule_bytes
 
-FORMAT = "dlperf-catalogue/4"  # 3: patterns match a line cut after a value; 4: and without a Python exception class
+FORMAT = "dlperf-catalogue/5"  # 3: patterns match a line cut after a value; 4: and without a Python exception class; 5: a template of generic words only is no matcher
 VOCABULARY = "symptoms.yaml"
 CLASSIFY = "classify.yaml"
 NOT_LIBRARIES = {VOCABULARY, CLASSIFY}

@@ -22,6 +22,14 @@ GAP = ".*?"  # a %s: anything, bounded by the line (matchers run with never_nl; 
 CUT_MIN_LITERAL = 24  # a line cut after a value matches when this much literal text came
 CUT_MIN_WORDS = 3  # before it, in this many words: a short generic prefix never does
 _WORD = re.compile(r"[A-Za-z]{2,}")
+# words any library's failure says: a template of nothing else (`not supported`, `Invalid
+# Argument`, `Unknown Error`) names no message and would match half the lines of a log
+GENERIC_WORDS = frozenset(
+    """a an the is are was be been not no none null ok success successful error errors
+    failed failure fail fails unknown invalid internal argument arguments supported
+    unsupported implemented found exception unexpected protocol generic unspecified
+    bad wrong""".split()
+)
 _SPACE = re.compile(r"\s+")
 
 _PRINTF = re.compile(
@@ -232,4 +240,6 @@ def compile_template(
     runs = [r.strip() for t in sure_literals for r in re.split(r"\s{2,}|\t", t)]
     longest = max(runs, key=len, default="")
     flat = _flat(pieces)
-    return Compiled("".join(regex), longest, total >= MIN_LITERAL, flat, tuple(cuts.values()))
+    specific = any(w.lower() not in GENERIC_WORDS for t in literals for w in _WORD.findall(t))
+    usable = total >= MIN_LITERAL and specific
+    return Compiled("".join(regex), longest, usable, flat, tuple(cuts.values()))

@@ -14,3 +14,21 @@ def label_of(cat: Catalogue, line: str, library: str) -> tuple[str, str]:
     m = max(hits, key=lambda h: len(h.template))
     label = f"{m.class_}/{m.cause or m.symptom}" if m.class_ != "benign" else "benign"
     return label, m.template
+
+
+def check_pasted_lines(lines: list[tuple[str, str]], after_benign: str = "") -> None:
+    """Each (line, label) pasted alone: a `cause/<id>` line ranks that cause first, a
+    `benign` line (followed by `after_benign`, a line that shows the run going on, where
+    the benign line alone reads as a start that stalled) fires no cause."""
+    from kb.authoring.checked import load_rules
+    from kb.diagnosis.engine import diagnose_text
+
+    rules = load_rules()
+    for line, label in lines:
+        if label.startswith("cause/"):
+            got = [c.id for c in diagnose_text(rules, line + "\n").causes]
+            assert got[:1] == [label.removeprefix("cause/")], (line, got)
+        elif label == "benign":
+            text = f"{line}\n{after_benign}\n" if after_benign else line + "\n"
+            got = [c.id for c in diagnose_text(rules, text).causes]
+            assert got == [], (line, got)

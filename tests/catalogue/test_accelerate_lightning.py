@@ -10,11 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from kb.authoring.checked import load_rules
-from kb.diagnosis.engine import diagnose_text
 from kb.rules.catalogue import Catalogue, load_catalogue
 from kb.rules.catalogue.coverage import coverage
-from tests.catalogue.entry_label import label_of
+from tests.catalogue.entry_label import check_pasted_lines, label_of
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts" / "catalogue"))
@@ -251,11 +249,4 @@ EPOCH = "Epoch 0: 100%|##########| 250/250 [00:41<00:00,  6.04it/s, v_num=0, tra
 
 
 def test_a_pasted_cause_line_ranks_its_cause_first_a_benign_line_fires_nothing() -> None:
-    rules = load_rules()
-    for line, _library, label in LINES:
-        if label.startswith("cause/"):
-            got = [c.id for c in diagnose_text(rules, line + "\n").causes]
-            assert got[:1] == [label.removeprefix("cause/")], (line, got)
-        elif label == "benign":
-            got = [c.id for c in diagnose_text(rules, f"{line}\n{EPOCH}\n").causes]
-            assert got == [], (line, got)
+    check_pasted_lines([(line, label) for line, _library, label in LINES], EPOCH)

@@ -166,13 +166,14 @@ def host_in_decoration(line: str) -> str | None:
     return next((g for g in m.groups() if g), None) if m else None
 
 
-_QUOTED = LazyPattern(r"`([^`]{6,})`|\"([^\"]{12,})\"")
+_QUOTED = LazyPattern(r"`([^`]{6,})`|\"([^\"]{12,})\"|：\s*([^：]{12,})$")
 
 
 def quoted(line: str) -> list[tuple[int, int]]:
     """(start, end) of each stretch of the line quoted in backticks (6 characters or
-    more) or double quotes (12 or more): a message quoted in prose."""
-    if "`" not in line and '"' not in line:
+    more) or double quotes (12 or more), or following a full-width colon to the line's
+    end (12 or more: `使用...时会报错：AttributeError: ...`): a message quoted in prose."""
+    if "`" not in line and '"' not in line and "：" not in line:
         return []
     return [m.span(m.lastindex or 0) for m in _QUOTED.finditer(line)]
 

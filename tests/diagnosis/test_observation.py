@@ -91,3 +91,14 @@ def test_one_process_per_gpu_or_another_framework_is_no_paddle_question(shipped)
     one_gpu = "CUDA_VISIBLE_DEVICES=0 python tools/train.py -c configs/ppyolo/ppyolo.yml"
     for text in (launched, mmdet, one_gpu):
         assert all(c.id != "paddle-launch-mode" for c in diagnose_text(shipped, text).causes)
+
+
+def test_gate_batch_2026_12_01d_a_pasted_gloo_mesh_failure_asks_about_the_interface(
+    shipped,
+) -> None:
+    # gpustack/gpustack#2125: one line in backticks, Ray's and c10d's prefixes before it
+    log = (
+        CORPORA / "batch-2026-12-01d/iface-gpustack-2125-short-gloo-connectfullmesh-two-workers.log"
+    )
+    diag = diagnose_paths(shipped, [log])
+    assert _ids(diag)[:1] == [("nccl-wrong-interface", BASIS_OBSERVATION)]

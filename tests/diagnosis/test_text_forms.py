@@ -248,3 +248,16 @@ def test_rule_tests_see_the_same_forms() -> None:
     )
     line = "h:1:1 [0] NCCL INFO NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file"
     assert run_signatures([probe], [line]) == []
+
+
+def test_a_message_after_a_full_width_colon_is_quoted(shipped) -> None:
+    # DLLXW/baby-llama2-chinese#45: `使用transformers==4.35.2时会报错：AttributeError: ...`
+    from kb.diagnosis.decorations import quoted
+
+    line = "使用transformers==4.35.2时会报错：AttributeError: 'ChatGLMTokenizer' object has no attribute 'tokenizer'"
+    ((start, end),) = quoted(line)
+    assert line[start:end].startswith("AttributeError: 'ChatGLMTokenizer'")
+    diag = diagnose_text(shipped, line + "\n")
+    assert diag.failure is not None and diag.failure.symptom == "python-exception"
+    assert diag.causes[0].id == "code-version-mismatch"
+    assert quoted("报错：短") == []  # too short to be a message

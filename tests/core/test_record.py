@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import cast
 
 import pytest
 
@@ -48,7 +49,8 @@ def test_repr_equality_and_hash_are_the_dataclass_ones() -> None:
     assert repr(p) == repr(q).replace("PointDC", "Point") == "Point(x=1, y=2, tags=('a',))"
     assert p == Point(1, 2, ("a",)) and p != Point(1, 3, ("a",))  # `cache` is not compared
     assert hash(p) == hash(Point(1, 2, ("a",))) and {p: 1}[Point(1, 2, ("a",))] == 1
-    assert p != q and (p == (1, 2, ("a",))) is False  # only the very same class is equal
+    other: object = q  # compared as any object: only the very same class is equal
+    assert p != other and (p == cast(object, (1, 2, ("a",)))) is False
 
 
 def test_dataclass_functions_work() -> None:

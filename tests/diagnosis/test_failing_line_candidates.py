@@ -49,3 +49,16 @@ def test_the_same_exception_in_model_code_is_not_weighed_as_data(shipped) -> Non
     diag = diagnose_text(shipped, log)
     assert diag.failure is not None
     assert "dataset-format/failed-in-dataset-code" not in {n.id for n in diag.notes}
+
+
+def test_gate_batch_2026_12_01d_an_exception_of_a_packages_data_parser_is_the_datas(
+    shipped,
+) -> None:
+    # hiyouga/LLaMA-Factory#7703: `ValueError: Undefined dataset mllm_demo in
+    # dataset_info.json.` raised in llamafactory/data/parser.py
+    log = (
+        ROOT
+        / "corpora/batch-2026-12-01d/dataset-llamafactory-7703-short-undefined-dataset-mllm-demo.log"
+    )
+    diag = diagnose_paths(shipped, [log])
+    assert (diag.causes[0].id, diag.causes[0].basis) == ("dataset-format", "symptom")

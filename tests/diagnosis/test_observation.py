@@ -102,3 +102,13 @@ def test_gate_batch_2026_12_01d_a_pasted_gloo_mesh_failure_asks_about_the_interf
     )
     diag = diagnose_paths(shipped, [log])
     assert _ids(diag)[:1] == [("nccl-wrong-interface", BASIS_OBSERVATION)]
+
+
+def test_gate_batch_2026_12_01d_a_pasted_nccl_tuning_variable_asks_about_it(shipped) -> None:
+    # NVIDIA/nccl#1240: `NCCL_GRAPH_FILE set by environment to .../ncv4/graph.xml`
+    log = CORPORA / "batch-2026-12-01d/envtune-nccl-1240-short-nccl-graph-file-set-ncv4.log"
+    diag = diagnose_paths(shipped, [log])
+    assert _ids(diag)[:1] == [("framework-env-tuning", BASIS_OBSERVATION)]
+    # the interface and InfiniBand variables are no tuning: they say where traffic goes
+    line = "gpu1:7:7 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth0"
+    assert all(c.id != "framework-env-tuning" for c in diagnose_text(shipped, line).causes)

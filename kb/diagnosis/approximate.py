@@ -118,22 +118,11 @@ class WordIndex:
 
     def _starting(self, cut: str) -> list[str]:
         """The known words that start with `cut` (itself aside)."""
-        at = bisect.bisect_left(self._words, cut)
-        out = []
-        while at < len(self._words) and self._words[at].startswith(cut):
-            out.append(self._words[at])
-            at += 1
-        return [w for w in out if w != cut]
+        return [w for w in _prefixed(self._words, cut) if w != cut]
 
     def _ending(self, cut: str) -> list[str]:
         """The known words that end with `cut` (itself aside)."""
-        rev = cut[::-1]
-        at = bisect.bisect_left(self._reversed, rev)
-        out = []
-        while at < len(self._reversed) and self._reversed[at].startswith(rev):
-            out.append(self._reversed[at][::-1])
-            at += 1
-        return [w for w in out if w != cut]
+        return [w[::-1] for w in _prefixed(self._reversed, cut[::-1]) if w != cut[::-1]]
 
     def _count_cut(self, held: dict[int, int], cut: str, fitting: list[str]) -> None:
         """Count `cut` as held by the messages that lack it but hold a word it fits."""
@@ -143,6 +132,15 @@ class WordIndex:
             extra.update(self.postings[w])
         for i in extra - holding:
             held[i] = held.get(i, 0) + 1
+
+
+def _prefixed(words: list[str], prefix: str) -> list[str]:
+    """The words of the sorted `words` that start with `prefix`."""
+    at = bisect.bisect_left(words, prefix)
+    end = at
+    while end < len(words) and words[end].startswith(prefix):
+        end += 1
+    return words[at:end]
 
 
 def word_index(corpus: list[Known]) -> WordIndex:
@@ -275,25 +273,20 @@ def evidence_lines(example: str, node: Any) -> list[str]:
 
 
 def _fires(node: Any, line: str) -> bool:
-    """Whether a regex or substring matcher of one of `node`'s signatures matches `line`
-    (or its content past a launcher's or logger's prefix)."""
-    import re2
-
+    """Whether a regex or substring matcher of one of `node`'s signatures matches `line`,
+    as the diagnosis matches it (past a launcher's or logger's prefix)."""
     from kb.diagnosis.decorations import content_start
+    from kb.diagnosis.matching import CompiledMatcher
 
-    texts = (line, line[content_start(line) :])
+    content = content_start(line)
     for sig in getattr(node, "signatures", ()):
         for m in sig.matchers:
-            if m.type == "substring":
-                want = m.text.lower() if m.ignore_case else m.text
-                if any(want in (t.lower() if m.ignore_case else t) for t in texts):
-                    return True
-            elif m.type == "regex":
+            if m.type in ("regex", "substring"):
                 try:
-                    rx = re2.compile(("(?i)" if m.ignore_case else "") + m.pattern)
+                    matcher = CompiledMatcher(m)
                 except Exception:  # an RE2 error is lint's to report
                     continue
-                if any(rx.search(t) for t in texts):
+                if matcher.search_line(line, content) is not None:
                     return True
     return False
 
@@ -305,6 +298,18 @@ def cut_ends(shaped: str) -> tuple[str, str]:
     return (found[0], found[-1]) if found else ("", "")
 
 
+def _shared(line_words: frozenset[str], k: Known, ends: tuple[str, str]) -> frozenset[str]:
+    """The line's specific words the known message holds; a first word that ends one of
+    the message's words, or a last word that starts one, is that word cut by the paste."""
+    common = line_words & k.words
+    first, last = ends
+    if first in line_words and first not in common and any(w.endswith(first) for w in k.words):
+        common = common | {first}
+    if last in line_words and last not in common and any(w.startswith(last) for w in k.words):
+        common = common | {last}
+    return common
+
+
 def score(
     line_shape: str, line_words: frozenset[str], k: Known, ends: tuple[str, str] = ("", "")
 ) -> float:
@@ -313,13 +318,7 @@ def score(
     or a last word that starts one, is that word cut by the paste."""
     if not line_words:
         return 0.0
-    common = line_words & k.words
-    first, last = ends
-    if first in line_words and first not in common and any(w.endswith(first) for w in k.words):
-        common = common | {first}
-    if last in line_words and last not in common and any(w.startswith(last) for w in k.words):
-        common = common | {last}
-    held = len(common) / len(line_words)
+    held = len(_shared(line_words, k, ends)) / len(line_words)
     if held < WORD_SHARE:
         return 0.0
     from rapidfuzz import fuzz
@@ -341,13 +340,7 @@ def _other_message(line_words: frozenset[str], k: Known, ends: tuple[str, str]) 
     error in: ProcessGroupNCCL.cpp:N, unhandled cuda error` against a known `NCCL error in:
     ProcessGroupNCCL.cpp:N, internal error ... Call to bind failed : Address already in
     use`). A line typed short or cut holds nothing the message lacks, and is kept."""
-    first, last = ends
-    own = {
-        w
-        for w in line_words - k.words
-        if not (w == first and any(v.endswith(w) for v in k.words))
-        and not (w == last and any(v.startswith(w) for v in k.words))
-    }
+    own = line_words - _shared(line_words, k, ends)
     if not own or not k.words:
         return False
     return len(line_words & k.words) / len(k.words) < KNOWN_SHARE
@@ -428,6 +421,12 @@ def error_lines(lines: list[tuple[str, int, str]]) -> list[tuple[str, int, str]]
     known message's words match by chance (`# out-of-place` holds `place`)."""
     wanted = ("exception", "error", "warning")
     return [item for item in lines if level_of(item[2]) in wanted][:ERROR_LINES]
+
+
+def compared_lines(lines: list[tuple[str, int, str]]) -> list[tuple[str, int, str]]:
+    """The lines of an input read whole that are compared: all of a short paste
+    (`SHORT_LINES` or fewer), else its error lines."""
+    return lines if len(lines) <= SHORT_LINES else error_lines(lines)
 
 
 def approximate_causes(

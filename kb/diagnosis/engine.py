@@ -80,9 +80,9 @@ def _closer_than_symptom(
     cause close to one of its error lines (the error reworded, cut short) says more than
     the symptom's priors, so the causes it names come first."""
     from kb.diagnosis import failure
-    from kb.diagnosis.approximate import approximate_causes, error_lines
+    from kb.diagnosis.approximate import approximate_causes, compared_lines
 
-    lines = short if len(short) <= SHORT_LINES else error_lines(short)
+    lines = compared_lines(short)
     catalogue = failure.load_catalogue()
     close = approximate_causes(rules, lines, facts, catalogue, causes_only=True) if lines else []
     if close:
@@ -118,25 +118,14 @@ def _unnamed(
         diag = rank(rules, outcome.results, reports, facts)
         diag.causes = observed[:OBSERVED_TOP]
         return diag
-    if len(short) > SHORT_LINES:  # a longer excerpt: only its error lines are compared
-        from kb.diagnosis.approximate import approximate_causes, error_lines
-
-        errors = error_lines(short)
-        close = approximate_causes(rules, errors, facts, catalogue) if errors else []
-        if not close:
-            return None
-        diag = rank(rules, outcome.results, reports, facts)
-        diag.causes = close
-        diag.symptoms = list(dict.fromkeys([*diag.symptoms, *(c.symptom for c in close)]))
-        return diag
     pasted = None  # a one-to-three-line paste: its lone exception line is the failure
     if len(short) <= PASTED_LINES:
         lines = {(f, n) for f, n, _ in short}
         pasted = rank(rules, outcome.results, reports, facts, seen, lines)
-    from kb.diagnosis.approximate import approximate_causes
+    from kb.diagnosis.approximate import approximate_causes, compared_lines
 
     diag = pasted or rank(rules, outcome.results, reports, facts)
-    close = approximate_causes(rules, short, facts, catalogue)
+    close = approximate_causes(rules, compared_lines(short), facts, catalogue)
     if close:  # a known message close to the paste names more than its exception
         diag.causes = close
         diag.symptoms = list(
@@ -201,7 +190,6 @@ def diagnose_lines(
 
 KEEP = 64 * 1024  # bytes of each input kept: a short input is kept whole
 PASTED_LINES = 3  # an input this short is a paste: its lone exception line is a failure
-SHORT_LINES = 5  # kb.diagnosis.approximate.SHORT_LINES (not imported unless needed)
 EXCERPT_LINES = 5  # an input this short where nothing failed is a question about its lines
 OBSERVED_TOP = 3
 

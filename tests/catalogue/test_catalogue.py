@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from kb.rules.catalogue import Catalogue, Message, load_catalogue
+from kb.rules.catalogue import Catalogue, Message
 from tests import corpora_loader as corpora
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,11 +27,6 @@ LIBRARIES = {
     "rdma-core", "perftest",
     "slurm", "pyxis",
 }  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def cat() -> Catalogue:
-    return load_catalogue()
 
 
 @pytest.fixture(scope="module")

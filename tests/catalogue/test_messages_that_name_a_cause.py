@@ -13,19 +13,13 @@ import pytest
 
 from kb.authoring.checked import load_rules
 from kb.diagnosis.engine import diagnose_text
-from kb.rules.catalogue import Catalogue, load_catalogue
+from kb.rules.catalogue import Catalogue
 from tests.catalogue.entry_label import label_of
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts" / "catalogue"))
 
 import cppmsg  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def cat() -> Catalogue:
-    return load_catalogue()
-
 
 # (real line, library, label of its most specific entry)
 LINES = [

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.rules.catalogue import Catalogue, load_catalogue
+from kb.rules.catalogue import Catalogue
 from tests import corpora_loader as corpora
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,11 +18,6 @@ sys.path.insert(0, str(ROOT / "scripts" / "catalogue"))
 
 import cppmsg  # noqa: E402
 import dirscan  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def cat() -> Catalogue:
-    return load_catalogue()
 
 
 def _corpus_lines(needle: str) -> list[str]:

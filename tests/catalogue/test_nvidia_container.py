@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.rules.catalogue import Catalogue, load_catalogue
+from kb.rules.catalogue import Catalogue
 from kb.rules.catalogue.coverage import coverage
 from tests.catalogue.entry_label import check_pasted_lines, label_of
 
@@ -21,11 +21,6 @@ sys.path.insert(0, str(ROOT / "scripts" / "catalogue"))
 import nvidia_container_src as nvc  # noqa: E402
 
 LIB = "nvidia-container"
-
-
-@pytest.fixture(scope="module")
-def cat() -> Catalogue:
-    return load_catalogue()
 
 
 def test_go_calls_are_read_as_they_print() -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from kb.authoring.checked import load_rules
 from kb.diagnosis.engine import diagnose_text
-from kb.rules.catalogue import Catalogue, load_catalogue
+from kb.rules.catalogue import Catalogue
 from tests.catalogue.entry_label import label_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,11 +23,6 @@ sys.path.insert(0, str(ROOT / "scripts" / "catalogue"))
 
 import dali_src  # noqa: E402
 import pmix_src  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def cat() -> Catalogue:
-    return load_catalogue()
 
 
 def test_pmix_help_topics_and_stderr_lines_are_read_debug_output_is_not() -> None:

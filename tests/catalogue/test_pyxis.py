@@ -12,7 +12,7 @@ import pytest
 
 from kb.authoring.checked import load_rules
 from kb.diagnosis.engine import diagnose_text
-from kb.rules.catalogue import Catalogue, load_catalogue
+from kb.rules.catalogue import Catalogue
 from kb.rules.catalogue.coverage import coverage
 from tests.catalogue.entry_label import label_of
 
@@ -20,11 +20,6 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts" / "catalogue"))
 
 import slurm_src  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def cat() -> Catalogue:
-    return load_catalogue()
 
 
 def test_the_plugin_log_calls_are_read_and_a_bare_replay_of_enroot_log_is_not() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.rules.catalogue import Catalogue, load_catalogue
+from kb.rules.catalogue import Catalogue
 from kb.rules.catalogue.coverage import coverage
 from tests.catalogue.entry_label import check_pasted_lines, label_of
 
@@ -20,11 +20,6 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts" / "catalogue"))
 
 import rdma_src  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def cat() -> Catalogue:
-    return load_catalogue()
 
 
 def test_prefixes_wrappers_and_lines_are_read_as_printed() -> None:

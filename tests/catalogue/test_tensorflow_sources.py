@@ -15,7 +15,7 @@ import pytest
 
 from kb.authoring.checked import load_rules
 from kb.diagnosis.engine import diagnose_text
-from kb.rules.catalogue import Catalogue, load_catalogue
+from kb.rules.catalogue import Catalogue
 from tests.catalogue.entry_label import label_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -163,11 +163,6 @@ def test_a_bad_listing_line_is_one_error_with_its_place(tmp_path: Path) -> None:
     listing.write_text("# nothing\n", encoding="utf-8")
     with pytest.raises(ValueError, match="lists no snapshot"):
         tfsources.read_listing(listing)
-
-
-@pytest.fixture(scope="module")
-def cat() -> Catalogue:
-    return load_catalogue()
 
 
 CUDNN_8 = (  # google-research/deeplab2#66

@@ -24,7 +24,7 @@ CUT_MIN_WORDS = 3  # before it, in this many words: a short generic prefix never
 _WORD = re.compile(r"[A-Za-z]{2,}")
 # words any library's failure says: a template of nothing else (`not supported`, `Invalid
 # Argument`, `Unknown Error`) names no message and would match half the lines of a log
-GENERIC_WORDS = frozenset(
+NAMELESS_WORDS = frozenset(
     """a an the is are was be been not no none null ok success successful error errors
     failed failure fail fails unknown invalid internal argument arguments supported
     unsupported implemented found exception unexpected protocol generic unspecified
@@ -240,6 +240,6 @@ def compile_template(
     runs = [r.strip() for t in sure_literals for r in re.split(r"\s{2,}|\t", t)]
     longest = max(runs, key=len, default="")
     flat = _flat(pieces)
-    specific = any(w.lower() not in GENERIC_WORDS for t in literals for w in _WORD.findall(t))
+    specific = any(w.lower() not in NAMELESS_WORDS for t in literals for w in _WORD.findall(t))
     usable = total >= MIN_LITERAL and specific
     return Compiled("".join(regex), longest, usable, flat, tuple(cuts.values()))

@@ -20,7 +20,6 @@ import bisect
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from kb.diagnosis.failure import catalogue_symptoms, message_class, pasted_only
 from kb.diagnosis.lines import level_of
 from kb.diagnosis.model import BASIS_APPROXIMATE, Approximate, CauseResult, Evidence
 from kb.diagnosis.shapes import mask
+from kb.util.record import record
 
 SHORT_LINES = 5
 THRESHOLD = 72.0
@@ -52,7 +52,7 @@ _COMMON = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@record(hashable=True)  # frozen: never changed after __init__
 class Known:
     """One known message: its text, its shape, and what it means."""
 
@@ -63,6 +63,24 @@ class Known:
     symptom: str = ""
     source: str = ""
     negates: str = ""  # a rule's `no_match` example: "not <meaning>"; "*": benign message
+
+    def __init__(
+        self,
+        text: str,
+        shape: str,
+        words: frozenset[str],
+        cause: str = "",
+        symptom: str = "",
+        source: str = "",
+        negates: str = "",
+    ) -> None:
+        self.text = text
+        self.shape = shape
+        self.words = words
+        self.cause = cause
+        self.symptom = symptom
+        self.source = source
+        self.negates = negates
 
     @property
     def meaning(self) -> str:

@@ -26,12 +26,11 @@ cause without traits is only weighed by its prior (and its framework).
 
 from __future__ import annotations
 
-from dataclasses import field
 from typing import Any
 
 from kb.diagnosis.compiled import CompiledRules, VocabularySpec
 from kb.diagnosis.model import BASIS_SYMPTOM, CauseResult, Evidence
-from kb.util.record import record
+from kb.util.record import field, record
 
 SYMPTOM_MAX = 0.45
 TOP = 3

@@ -15,10 +15,8 @@ last computed (`_fingerprint`), and hashes them only when something moved.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import time
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +24,7 @@ from kb.diagnosis.matching import SignatureSpec, signature_spec
 from kb.util import cachepickle
 from kb.util.atomicfile import write_atomic
 from kb.util.digest import blake2b
-from kb.util.record import record
+from kb.util.record import field, record, replace
 from kb.util.rulefiles import (  # as kb.rules.loader finds them
     RuleFileError,
     read_rule_bytes,
@@ -610,7 +608,7 @@ def _shared(compiled: CompiledRules) -> CompiledRules:
     nodes: list[CauseSpec | SymptomSpec] = [*compiled.causes.values(), *compiled.symptoms.values()]
     for node in nodes:
         node.signatures = [
-            dataclasses.replace(
+            replace(
                 s,
                 matchers=one(tuple(one(m) for m in s.matchers)),
                 unless=one(tuple(one(m) for m in s.unless)),

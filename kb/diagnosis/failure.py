@@ -20,13 +20,12 @@ catalogue's symptom words it stands for (`catalogue:`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import field
 from typing import Any
 
 from kb.diagnosis.decorations import content_start, host_in_decoration
 from kb.diagnosis.lines import host_of, rank_of
 from kb.diagnosis.model import Evidence
-from kb.util.record import record
+from kb.util.record import field, record
 
 # the order in which one failure explains another: a crash explains the peers' kills
 # and timeouts, a kill the others' exceptions, ...

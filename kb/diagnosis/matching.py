@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable
-from dataclasses import field
 from typing import Any
 
 from kb.diagnosis.decorations import content_start, has_any_anchor, quoted
@@ -57,7 +56,7 @@ from kb.diagnosis.logical import Logical
 from kb.diagnosis.shapes import ANSI, anchor_regex, anchors_of, clean, mask
 from kb.diagnosis.specs import MatcherSpec, SignatureSpec, matcher_spec, signature_spec
 from kb.util.re2syntax import compile_re2
-from kb.util.record import record
+from kb.util.record import field, record
 
 __all__ = [
     "ANSI",

@@ -1,15 +1,14 @@
 """The result of a diagnosis, shaped as the `diagnose --json` contract.
 
-The classes are dataclasses made by `kb.util.record` (each writes its `__init__`): every
+The classes are records (`kb.util.record`: each writes its `__init__`): every
 `diagnose` imports them, and `@dataclass` would compile their methods at each start.
 """
 
 from __future__ import annotations
 
-from dataclasses import field
 from typing import Any
 
-from kb.util.record import record
+from kb.util.record import field, record
 
 EVIDENCE_TEXT_MAX = 500
 

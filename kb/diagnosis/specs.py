@@ -8,11 +8,10 @@ already) into these; `kb.diagnosis.matching` re-exports all of it, as its API.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import field
 from typing import Any
 
 from kb.rules.numeric import Bound, bounds_of
-from kb.util.record import record
+from kb.util.record import field, record
 
 
 @record(hashable=True)  # a frozen dataclass, without compiling one at every start

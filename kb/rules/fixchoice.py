@@ -13,11 +13,10 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import field
 from typing import Any
 
 from kb.rules.placeholders import checked_value, names_in, show_command
-from kb.util.record import record
+from kb.util.record import field, record
 
 _NUMBER = re.compile(r"\d+")
 

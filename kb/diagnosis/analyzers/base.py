@@ -14,11 +14,10 @@ cause or symptom id.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import field
 from typing import Any
 
 from kb.diagnosis.model import Evidence, Note
-from kb.util.record import record
+from kb.util.record import field, record
 
 # records (`kb.util.record`): dataclasses that compile nothing at every start
 

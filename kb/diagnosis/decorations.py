@@ -206,11 +206,15 @@ def _outside_classes(pattern: str) -> list[tuple[int, str]]:
 
 def has_line_anchor(pattern: str) -> bool:
     """True when the regex anchors somewhere at a line's (or the text's) start."""
+    if "^" not in pattern and "\\A" not in pattern:  # most patterns: no need to tokenize
+        return False
     return any(t in ("^", "\\A") for _, t in _outside_classes(pattern))
 
 
 def has_any_anchor(pattern: str) -> bool:
     """True when the regex anchors at a line's start or end (`^`, `$`, `\\A`, `\\z`)."""
+    if "^" not in pattern and "$" not in pattern and "\\A" not in pattern and "\\z" not in pattern:
+        return False
     return any(t in ("^", "\\A", "$", "\\z") for _, t in _outside_classes(pattern))
 
 

@@ -155,17 +155,18 @@ class VetoIndex:
     """The lines of a block that a signature's line vetoes reject, found by automaton."""
 
     def __init__(
-        self, patterns: list[Pattern], by_sig: dict[int, tuple[int, ...]], hs: bool
+        self, patterns: list[Pattern], by_sig: dict[int, tuple[int, ...]], hs: bool, key: str = ""
     ) -> None:
         self.patterns = patterns
         self.by_sig = by_sig  # signature index -> ids of its exact line-veto patterns
         self.use_hyperscan = hs
+        self.key = key  # stands for `patterns` (`Scanner`'s key)
         self._scanner: Scanner | None = None
 
     @property
     def scanner(self) -> Scanner:
         if self._scanner is None:  # exact patterns only: a superset would drop real lines
-            self._scanner = Scanner(self.patterns, self.use_hyperscan)
+            self._scanner = Scanner(self.patterns, self.use_hyperscan, key=self.key)
         return self._scanner
 
     def rejected(self, vetoes: tuple[int, ...], block: Block) -> list[tuple[int, int]]:
@@ -197,8 +198,10 @@ class SignaturePart:
     pattern for each of thousands of matchers), cached on disk beside the compiled rules
     (`_cached_part`): the prefilter patterns in order, who takes each one's lines, each
     signature's matchers' pattern ids, and the exact line-veto patterns with each
-    signature's ids among them. A plain class: a dataclass costs a millisecond to make
-    at every start, and this one is never compared."""
+    signature's ids among them; `digest`, a content key of both pattern lists, made when
+    the part is built and cached with it, names the scanners' cached hyperscan databases
+    (a warm start need not digest a thousand patterns again). A plain class: a dataclass
+    costs a millisecond to make at every start, and this one is never compared."""
 
     def __init__(
         self,
@@ -213,6 +216,7 @@ class SignaturePart:
         self.pids_of = pids_of
         self.veto_patterns = veto_patterns
         self.vetoes_of = vetoes_of
+        self.digest = blake2b(repr((patterns, veto_patterns)).encode(), digest_size=16).hexdigest()
 
 
 def signature_part(specs: list[tuple[str, SignatureSpec]]) -> SignaturePart:
@@ -286,7 +290,11 @@ class Plan:
         # matchers confirm each candidate line; analyzer taps trust theirs
         self._approximate = frozenset(range(len(self.patterns))) - tapped
         self.use_hyperscan = use_hyperscan
-        self.vetoes = VetoIndex(list(part.veto_patterns), part.vetoes_of, use_hyperscan)
+        # what the part's digest does not cover: the taps' patterns and which ids they take
+        taps = repr((self.patterns[len(part.patterns) :], sorted(tapped))).encode()
+        self._scan_key = blake2b(part.digest.encode() + b"\0" + taps, digest_size=16).hexdigest()
+        veto_key = f"{part.digest}-vetoes"
+        self.vetoes = VetoIndex(list(part.veto_patterns), part.vetoes_of, use_hyperscan, veto_key)
         self._scanner: Scanner | None = None
 
     def new_analyzers(self) -> list[Analyzer]:
@@ -309,7 +317,9 @@ class Plan:
     @property
     def scanner(self) -> Scanner:
         if self._scanner is None:
-            self._scanner = Scanner(self.patterns, self.use_hyperscan, self._approximate)
+            self._scanner = Scanner(
+                self.patterns, self.use_hyperscan, self._approximate, key=self._scan_key
+            )
         return self._scanner
 
 
@@ -321,7 +331,7 @@ def plan_for(rules: CompiledRules, use_hyperscan: bool = True) -> Plan:
     return plan
 
 
-PART_FORMAT = "dlperf-plan-part/2"  # 2: consumers pickled as tuples
+PART_FORMAT = "dlperf-plan-part/3"  # 2: consumers pickled as tuples; 3: its digest
 
 
 def _part_sources() -> list[Path]:

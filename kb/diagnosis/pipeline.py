@@ -20,9 +20,8 @@ have stopped taking lines at their maximum of hits long before.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kb.diagnosis import heap, rawbytes, reader
 from kb.diagnosis.analyzers.base import Analyzer
@@ -34,6 +33,9 @@ from kb.diagnosis.matching import SignatureMatcher, SignatureResult
 from kb.diagnosis.plan import LogVeto, MatcherLine, PlannedTap, TapLine, plan_for
 from kb.diagnosis.scanner import line_at
 from kb.diagnosis.unwrap import Unwrapper
+
+if TYPE_CHECKING:  # only the two-core path starts threads: a pasted log never imports it
+    import threading
 
 Progress = Callable[[int, "int | None", str], None]  # (bytes done, bytes total, file)
 TAIL_LINES = 40  # the last lines of each log given to the analyzers

@@ -5,8 +5,6 @@ reader and the UTF-16/32 decoder, which sits below it."""
 from __future__ import annotations
 
 import errno
-import gzip
-import zlib
 from typing import BinaryIO
 
 CHUNK = 1 << 20
@@ -35,7 +33,12 @@ def _os_reason(exc: OSError) -> str:
 def _read(stream: BinaryIO, n: int, name: str) -> bytes:
     try:
         return stream.read(n)
-    except (OSError, EOFError, zlib.error) as exc:
+    except Exception as exc:
+        import gzip  # only after an error: a plain log never imports gzip (only it raises these)
+        import zlib
+
         if isinstance(exc, gzip.BadGzipFile | EOFError | zlib.error):
             raise InputError(f"{name}: damaged gzip data ({exc})") from None
-        raise InputError(f"{name}: {_os_reason(exc)}") from None
+        if isinstance(exc, OSError):
+            raise InputError(f"{name}: {_os_reason(exc)}") from None
+        raise

@@ -11,7 +11,6 @@ replaced. Inputs that cannot be read raise `InputError` with a one-line message.
 
 from __future__ import annotations
 
-import gzip
 import io
 import os
 import stat
@@ -91,6 +90,8 @@ def open_input(name: str) -> BinaryIO:
 
     head = _peek(stream, 2)
     if head == b"\x1f\x8b":
+        import gzip  # here: a plain log never pays for importing it (and zlib)
+
         gz = gzip.GzipFile(fileobj=stream, mode="rb")
         if name != "-":
             gz.myfileobj = stream  # type: ignore[assignment]  # close() closes the file too

@@ -13,13 +13,17 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import pickle
 import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from kb.util.atomicfile import write_atomic
+
+try:  # the C accelerator that `pickle` re-exports, without importing pickle.py (2 ms)
+    from _pickle import PicklingError, Unpickler, dumps
+except ImportError:  # pragma: no cover - another Python
+    from pickle import PicklingError, Unpickler, dumps
 
 PROTOCOL = 5
 MAX_BYTES = 256 << 20  # far above the compiled rules' few MB: a larger file is no cache of ours
@@ -29,7 +33,7 @@ class _Refused(Exception):
     """The pickle names something outside the allow-list."""
 
 
-class _Unpickler(pickle.Unpickler):
+class _Unpickler(Unpickler):
     def __init__(self, data: bytes, allowed: Mapping[tuple[str, str], type]) -> None:
         super().__init__(io.BytesIO(data))
         self._allowed = allowed
@@ -73,5 +77,5 @@ def load(path: Path, allowed: Mapping[tuple[str, str], type]) -> Any:
 
 def save(path: Path, obj: Any) -> None:
     """Pickle `obj` to `path` atomically; a cache that cannot be written is not kept."""
-    with contextlib.suppress(OSError, pickle.PicklingError, TypeError, AttributeError):
-        write_atomic(path, pickle.dumps(obj, PROTOCOL))
+    with contextlib.suppress(OSError, PicklingError, TypeError, AttributeError):
+        write_atomic(path, dumps(obj, PROTOCOL))

@@ -16,8 +16,9 @@ from textual.widgets.option_list import Option
 from dlperf_tui.messages import AskExport, CopyFix, StartWalk
 from dlperf_tui.plain import plain, plain_line
 from dlperf_tui.screens.base import AppFooter, SessionScreen, TitleBar
-from kb.diagnosis.model import BASIS_EVIDENCE, CauseResult, Diagnosis, Evidence
+from kb.diagnosis.model import BASIS_DESCRIBED, BASIS_EVIDENCE, CauseResult, Diagnosis, Evidence
 from kb.diagnosis.percent import confidence_text, percent
+from kb.diagnosis.render_failure import basis_kind
 from kb.markdown.blocks import cause_block
 from kb.rules.schema.models import text_of
 from kb.util.textsafe import markdown_text, safe_line
@@ -96,6 +97,8 @@ class DiagnosisScreen(SessionScreen):
         n = len(d.causes)
         if not d.causes:
             found = "No known problem found"
+        elif all(c.basis == BASIS_DESCRIBED for c in d.causes):
+            found = f"No line names a cause; {n} fit{'' if n != 1 else 's'} the description"
         elif all(c.basis != BASIS_EVIDENCE for c in d.causes):
             found = f"A failure, but only its symptom: {n} possible cause{'s' if n != 1 else ''}"
         else:
@@ -116,7 +119,7 @@ class DiagnosisScreen(SessionScreen):
         )
         causes = self.query_one("#causes", OptionList)
         for c in d.causes:
-            guess = " (from the symptom only)" if c.basis != BASIS_EVIDENCE else ""
+            guess = f" ({basis_kind(c)})" if basis_kind(c) else ""
             causes.add_option(
                 Option(
                     plain_line(
@@ -187,6 +190,8 @@ class DiagnosisScreen(SessionScreen):
             if cause.basis != BASIS_EVIDENCE
             else ""
         )
+        if cause.basis == BASIS_DESCRIBED:  # the words it shares are its only proof
+            basis = f"{cause.explanation} · walk the questions to check it · "
         self.query_one("#values", Static).update(
             plain(
                 f"{confidence_text(cause.confidence).capitalize()} · {basis}"  # kb.diagnosis.percent

@@ -55,6 +55,8 @@ def _diagnose(
         diag = _unnamed(compiled, outcome, reports, facts, short, diag.observed) or diag
     elif short and diag.causes and _exception_only(compiled, diag):
         _closer_than_symptom(compiled, diag, facts, short)
+    if short and not diag.causes:
+        _described(rules, compiled, diag, short)
     diag.errors = outcome.errors
     diag.cancelled = outcome.cancelled
     diag.stats = Stats(outcome.files, outcome.lines, outcome.bytes, time.perf_counter() - start)
@@ -88,6 +90,18 @@ def _closer_than_symptom(
     if close:
         named = {c.id for c in close}
         diag.causes = [*close, *(c for c in diag.causes if c.id not in named)][:OBSERVED_TOP]
+
+
+def _described(
+    rules: Any, compiled: Any, diag: Diagnosis, short: list[tuple[str, int, str]]
+) -> None:
+    """Prose that complains of something no line names: the causes its words describe
+    (`kb.diagnosis.described`), a place to start."""
+    from kb.diagnosis.described import described_causes
+
+    found = described_causes(rules, compiled, short)
+    if found:
+        diag.causes = found
 
 
 def _unnamed(

@@ -53,6 +53,7 @@ BASIS_EVIDENCE = "evidence"  # lines of the logs point at this cause
 BASIS_SYMPTOM = "symptom"  # only a symptom shows; this is one of its probable causes
 BASIS_APPROXIMATE = "approximate"  # no signature fired; the text is close to a known message
 BASIS_OBSERVATION = "observation"  # nothing failed; a pasted line is a known sign of this cause
+BASIS_DESCRIBED = "described"  # no line names a cause; the prose describes this one
 
 
 @record()

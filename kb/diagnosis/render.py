@@ -7,10 +7,23 @@ Everything that comes from a log (lines, file names, values) goes through
 from __future__ import annotations
 
 from kb.diagnosis.compiled import CompiledRules
-from kb.diagnosis.model import BASIS_OBSERVATION, BASIS_SYMPTOM, CauseResult, Diagnosis, Evidence
+from kb.diagnosis.model import (
+    BASIS_DESCRIBED,
+    BASIS_OBSERVATION,
+    BASIS_SYMPTOM,
+    CauseResult,
+    Diagnosis,
+    Evidence,
+)
 from kb.diagnosis.percent import confidence_text
 from kb.diagnosis.ranking import LIKELY
-from kb.diagnosis.render_failure import approximate_header, approximate_lines, failure_lines
+from kb.diagnosis.render_failure import (
+    approximate_header,
+    approximate_lines,
+    basis_kind,
+    described_header,
+    failure_lines,
+)
 from kb.rules import fixchoice
 from kb.rules.placeholders import fill_text
 from kb.util.textsafe import safe, safe_line
@@ -86,6 +99,7 @@ def render(
         out.append("No known problem found in these logs.")
     out.extend(failure_lines(diag, rules))  # a failure is never "no known problem"
     out.extend(approximate_header(diag))
+    out.extend(described_header(diag))
     from_symptom = [c for c in diag.causes if c.basis == BASIS_SYMPTOM]
     if from_symptom and diag.failure is None:
         out.extend(_symptom_only(from_symptom, rules, st))
@@ -97,16 +111,14 @@ def render(
         )
     for i, c in enumerate(diag.causes, start=1):
         out.append("")
-        kind = ", from the symptom only" if c.basis == BASIS_SYMPTOM else ""
-        kind = ", a sign seen: nothing failed" if c.basis == BASIS_OBSERVATION else kind
-        kind = ", approximate match" if c.approximate is not None else kind
+        kind = f", {basis_kind(c)}" if basis_kind(c) else ""
         out.append(
             st.bold(f"{i}. {safe_line(c.title)}")
             + f"  [{c.id}, {confidence_text(c.confidence)}{kind}]"
         )
         out.extend(approximate_lines(c))
         if c.evidence and c.approximate is None:
-            out.append("   Evidence:")
+            out.append("   From the text:" if c.basis == BASIS_DESCRIBED else "   Evidence:")
             out.extend("     " + _line(e, st) for e in c.evidence)
         if c.params:
             values = safe_line("  ".join(f"{k}={v}" for k, v in c.params.items()))
@@ -123,7 +135,7 @@ def render(
             for cmd in fixchoice.commands(fix, c.params):  # those for the values found
                 where = f"   # {cmd.where}" if cmd.where else ""
                 out.append(f"     $ {safe(cmd.run)}{st.dim(where)}")
-        if explain and c.explanation:
+        if c.explanation and (explain or c.basis == BASIS_DESCRIBED):  # its words: its only proof
             out.append(f"   Why: {safe(c.explanation)}")
     if diag.symptoms:
         out.append("")

@@ -1,4 +1,5 @@
-"""The human words for a failure whose cause no line names, and for approximate matches.
+"""The human words for a failure whose cause no line names, for approximate matches, and
+for causes only a description points at.
 
 Kept apart from `kb.diagnosis.render` so that the plain output says, in one place and
 plainly: "a failure is seen: ... — its cause is not named by the log; likely causes:
@@ -10,7 +11,22 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kb.diagnosis.model import BASIS_APPROXIMATE, CauseResult, Diagnosis
+from kb.diagnosis.model import (
+    BASIS_APPROXIMATE,
+    BASIS_DESCRIBED,
+    BASIS_OBSERVATION,
+    BASIS_SYMPTOM,
+    CauseResult,
+    Diagnosis,
+)
+
+# how a cause was reached, in a few words, for every front end ("" for one a line names)
+BASIS_KINDS = {
+    BASIS_SYMPTOM: "from the symptom only",
+    BASIS_OBSERVATION: "a sign seen: nothing failed",
+    BASIS_APPROXIMATE: "approximate match",
+    BASIS_DESCRIBED: "from the description",
+}
 
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 
@@ -68,4 +84,24 @@ def approximate_header(diag: Diagnosis) -> list[str]:
         "",
         "No known message matches exactly; these are approximate matches (the closest "
         "known messages, with their causes). Paste the whole log for a real diagnosis.",
+    ]
+
+
+def basis_kind(c: CauseResult) -> str:
+    """How the cause was reached (`BASIS_KINDS`), '' when the log's lines name it."""
+    return (
+        BASIS_KINDS[BASIS_APPROXIMATE]
+        if c.approximate is not None
+        else BASIS_KINDS.get(c.basis, "")
+    )
+
+
+def described_header(diag: Diagnosis) -> list[str]:
+    if not any(c.basis == BASIS_DESCRIBED for c in diag.causes):
+        return []
+    return [
+        "",
+        "No line of this text names a cause; from what it describes, these causes fit best "
+        "(each with the words it shares with the cause's description). A place to start, "
+        "not a proof: paste the job's whole log, or walk the questions.",
     ]

@@ -16,18 +16,18 @@ specs of `kb.diagnosis.specs`: only their attributes are read.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
 from kb.diagnosis.shapes import GENERIC_WORDS
+from kb.util import recache
 
 MIN_SPECIFIC_CHARS = 6
 GENERIC_WEIGHT = 0.3
 
 # what is not plain text in a regex, roughly: escapes, classes, group openers, operators,
 # repetition counts
-_NOT_LITERAL = re.compile(r"\\.|\[[^\]]*\]|\(\?P?<\w+>|\(\?[a-z]*:?|[()?*+{}|^$.]|\d+,?\d*")
+_NOT_LITERAL = recache.compile(r"\\.|\[[^\]]*\]|\(\?P?<\w+>|\(\?[a-z]*:?|[()?*+{}|^$.]|\d+,?\d*")
 
 
 def literal_text(matcher: Any) -> str:

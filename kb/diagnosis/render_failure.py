@@ -8,7 +8,6 @@ plainly: "a failure is seen: ... — its cause is not named by the log; likely c
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from kb.diagnosis.model import (
@@ -19,6 +18,7 @@ from kb.diagnosis.model import (
     CauseResult,
     Diagnosis,
 )
+from kb.util import recache
 
 # how a cause was reached, in a few words, for every front end ("" for one a line names)
 BASIS_KINDS = {
@@ -28,7 +28,7 @@ BASIS_KINDS = {
     BASIS_DESCRIBED: "from the description",
 }
 
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+_CONTROLS = recache.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 
 
 def _safe(text: str) -> str:

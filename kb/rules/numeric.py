@@ -10,16 +10,16 @@ pydantic: the schema validates bounds with it and the diagnosis evaluates them w
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kb.util import recache
 from kb.util.record import record
 
 OPERATORS = ("lt", "le", "gt", "ge", "eq")
 
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
-_OPERAND = re.compile(rf"^\s*(?:(?P<factor>{_NUMBER})\s*\*\s*)?(?P<group>[A-Za-z_]\w*)\s*$")
+_OPERAND = recache.compile(rf"^\s*(?:(?P<factor>{_NUMBER})\s*\*\s*)?(?P<group>[A-Za-z_]\w*)\s*$")
 
 
 @record(hashable=True)

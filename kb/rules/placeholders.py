@@ -17,13 +17,14 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from kb.rules.valuekinds import kind_of, validate_value
+from kb.util import recache
 
 if TYPE_CHECKING:  # the schema imports pydantic, which a cached CLI start must not load
     from kb.rules.schema.models import ParamDoc
 
     Declared = Mapping[str, ParamDoc] | None  # a rule's `params`
 
-TOKEN = re.compile(r"\{\{|\}\}|(?<!\$)\{([a-z_][a-z0-9_]*)\}")
+TOKEN = recache.compile(r"\{\{|\}\}|(?<!\$)\{([a-z_][a-z0-9_]*)\}")
 
 
 def names_in(template: str) -> list[str]:

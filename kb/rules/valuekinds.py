@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Literal, Protocol, get_args
 
+from kb.util import recache
 from kb.util.lazyre import LazyPattern
 
 
@@ -55,7 +56,7 @@ MAX_NAME = 255  # every other kind
 
 # C0 controls (tab and newline too: a newline ends a command), DEL, C1, bidi controls,
 # line and paragraph separators: a value that holds one is not what the user was shown
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+_CONTROL = recache.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 
 _EXACT: dict[str, str] = {
     "peer": "host",

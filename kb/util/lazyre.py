@@ -5,7 +5,7 @@ up to thirty that a small log never needs (secrets only in some texts, the RAS r
 grammar only for a RAS report). `LazyPattern` stands where the `re.compile(...)` stood and
 is used the same way (`.search`, `.sub`, ...); the first call compiles, and from then on
 each method is the compiled pattern's own (bound into the instance), so it costs no more
-than the pattern itself.
+than the pattern itself; its code comes from `kb.util.recache`, compiled once per user.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any, AnyStr, Generic
+
+from kb.util import recache
 
 _METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split")
 
@@ -27,7 +29,7 @@ class LazyPattern(Generic[AnyStr]):
 
     def compiled(self) -> re.Pattern[AnyStr]:
         """The compiled pattern; each method of this object is its own from now on."""
-        rx = re.compile(self.pattern, self.flags)
+        rx = recache.compile(self.pattern, self.flags)
         self.__dict__.update({name: getattr(rx, name) for name in _METHODS})
         self.__dict__["compiled"] = lambda: rx
         return rx

@@ -21,26 +21,27 @@ import re
 from kb.diagnosis.analyzers.base import Analyzer, Facts, Finding, Report, Tap
 from kb.diagnosis.lines import meaningful
 from kb.diagnosis.model import Evidence, Note
+from kb.util import recache
 
 FINDING = "log-ends-at-start-up"  # rules/vocabulary/findings.yaml
 
 # (shape of the last line, what it means)
 STARTUP: tuple[tuple[re.Pattern[str], str], ...] = (
     (
-        re.compile(r"Started server with target: grpc://"),
+        recache.compile(r"Started server with target: grpc://"),
         "TensorFlow started its gRPC server and printed nothing after it: the workers "
         "are waiting for each other",
     ),
     (
-        re.compile(r"Initializing distributed: GLOBAL_RANK: \d+, MEMBER: \d+/\d+"),
+        recache.compile(r"Initializing distributed: GLOBAL_RANK: \d+, MEMBER: \d+/\d+"),
         "PyTorch Lightning started to initialise the process group and never finished",
     ),
     (
-        re.compile(r"CreateSession still waiting for response from worker"),
+        recache.compile(r"CreateSession still waiting for response from worker"),
         "TensorFlow is still waiting for a worker to answer",
     ),
     (
-        re.compile(
+        recache.compile(
             r"(?i)\bwaiting for (?:all |the |other |remaining )?(?:\d+ )?"
             r"(?:workers?|ranks?|nodes?|hosts?|peers?|processes|trainers?|servers?)"
             r"(?: to (?:join|connect|start|be ready|come up|register))?\W*$"
@@ -48,7 +49,7 @@ STARTUP: tuple[tuple[re.Pattern[str], str], ...] = (
         "the launcher was waiting for the other processes when the log ended",
     ),
 )
-_NCCL_INIT = re.compile(r"NCCL INFO (?!.*\.\w+:\d+ -> \d+)")  # not an error's trace line
+_NCCL_INIT = recache.compile(r"NCCL INFO (?!.*\.\w+:\d+ -> \d+)")  # not an error's trace line
 NCCL_TAIL = 3  # the last lines that must all be NCCL INFO lines for the note
 
 

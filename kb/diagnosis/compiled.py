@@ -18,6 +18,7 @@ import contextlib
 import os
 import time
 from pathlib import Path
+from stat import S_ISLNK
 from typing import Any
 
 from kb.diagnosis.matching import SignatureSpec, signature_spec
@@ -494,10 +495,11 @@ def _fingerprint(root: Path) -> tuple[str, bool]:
     for path in paths:
         stamp: tuple[object, ...]
         try:
-            st = os.stat(path)
+            st, link = os.lstat(path), ""  # one call for a plain file (`islink` was another)
+            if S_ISLNK(st.st_mode):
+                link, st = os.readlink(path), os.stat(path)
             stamp = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_mode)
             newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
-            link = os.readlink(path) if os.path.islink(path) else ""
         except (OSError, ValueError) as exc:
             stamp, link = (type(exc).__name__,), ""
         h.update(f"{path}\0{stamp}\0{link}\0".encode(errors="surrogateescape"))

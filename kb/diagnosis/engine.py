@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kb.diagnosis import hang_inputs, reader
 from kb.diagnosis.compiled import ensure_compiled
@@ -28,6 +27,9 @@ from kb.diagnosis.lines import meaningful
 from kb.diagnosis.model import BASIS_SYMPTOM, Diagnosis, Stats
 from kb.diagnosis.pipeline import Progress, Session
 from kb.diagnosis.ranking import LIKELY, analyze, rank
+
+if TYPE_CHECKING:  # a cancel event comes from a caller that runs threads
+    import threading
 
 __all__ = ["LIKELY", "diagnose_lines", "diagnose_paths", "diagnose_text"]
 

@@ -265,7 +265,11 @@ class Plan:
         self.specs = rules.signatures()
         part = _cached_part(rules, self.specs)
         self.patterns: list[Pattern] = list(part.patterns)
-        self._index: dict[Pattern, int] = {p: i for i, p in enumerate(self.patterns)}
+        # a pattern's fields as its key: equal exactly when the patterns are, and hashed in C
+        # (a Pattern's own hash is a Python call, a millisecond for a thousand)
+        self._index: dict[tuple[str, bool, bool], int] = {
+            (p.regex, p.caseless, p.lazy): i for i, p in enumerate(self.patterns)
+        }
         # pattern id -> who takes its lines
         self.consumers: list[list[Consumer]] = [list(c) for c in part.consumers]
         self.pids_of = part.pids_of  # signature index -> its matchers' pattern ids
@@ -306,9 +310,10 @@ class Plan:
         return analyzers
 
     def _consume(self, pattern: Pattern, consumer: Consumer) -> int:
-        pid = self._index.get(pattern)
+        key = (pattern.regex, pattern.caseless, pattern.lazy)
+        pid = self._index.get(key)
         if pid is None:
-            pid = self._index[pattern] = len(self.patterns)
+            pid = self._index[key] = len(self.patterns)
             self.patterns.append(pattern)
             self.consumers.append([])
         self.consumers[pid].append(consumer)

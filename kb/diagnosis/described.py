@@ -44,7 +44,7 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 # a library's own prefix, key=value runs
 _LOGGED = re.compile(
     r"^\s*(?:\[?\d{2,4}[-/:.]\d\d|\[?\d+:\d+|[IWEF]\d{4} |\[?(?:INFO|WARN(?:ING)?|ERROR|DEBUG|"
-    r"TRACE|FATAL|CRITICAL)\b|File \"|Traceback|at [\w.$]+\(|\w+(?:Error|Exception|Warning)\b:)"
+    r"TRACE|FATAL|CRITICAL)\b|File \"|Traceback|at [\w.$]+\(|[\w.]*(?:Error|Exception|Warning)\b)"
     r"|\bNCCL (?:INFO|WARN)\b|(?:\S+=\S+\s+){3}"
 )
 _DECOR = re.compile(r"^\s*(?:[#>*+\-]+|\d+[.)])\s+")

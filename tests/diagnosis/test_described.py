@@ -92,6 +92,8 @@ def test_a_complaint_in_a_sentence_is_enough_a_statement_is_not(shipped: Any) ->
         "# Errors with asterisks indicate errors that have exceeded the maximum threshold.",
         "$ mpirun --allow-run-as-root -np 2 -H a:1,b:1 -x NCCL_DEBUG=INFO ./all_reduce_perf",
         "Traceback (most recent call last):",
+        "DataLossError (see above for traceback): Unable to open table file ckpt/m.meta: Data "
+        "loss: not an sstable (bad magic number): perhaps your file is in a different file format",
         "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1191, "
         "unhandled system error, NCCL version 2.10.3",
         "[1,0]<stdout>: the job is running on the node and this is what it prints now",

@@ -22,6 +22,7 @@ def default_analyzers(
     from kb.diagnosis.analyzers.context import Context
     from kb.diagnosis.analyzers.gloo import Gloo
     from kb.diagnosis.analyzers.hangs import Hangs
+    from kb.diagnosis.analyzers.imports import Imports
     from kb.diagnosis.analyzers.nccl import NcclInfo
     from kb.diagnosis.analyzers.nccl_errors import NcclErrors
     from kb.diagnosis.analyzers.progress import Progress
@@ -39,6 +40,7 @@ def default_analyzers(
         Gloo(),
         NcclErrors(),
         Hangs(),
+        Imports(),
         Stall(),
         Completion(),
     ]

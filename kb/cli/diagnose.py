@@ -82,16 +82,25 @@ def run(args: argparse.Namespace) -> int:
     if "-" in logs and sys.stdin is not None and sys.stdin.isatty():
         sys.stderr.write("reading the log from standard input; end it with Ctrl-D\n")
 
+    was = gc.isenabled()
     gc.disable()  # until the rules and their plan are made and frozen (`_settled`)
     try:
         from kb.authoring.checked import load_rules
+        from kb.cli import output
         from kb.diagnosis.engine import diagnose_paths
+
+        if args.json:  # the output's modules too, while the collector is off
+            from kb.rules import fixchoice  # noqa: F401 (`with_fix_commands` uses it)
+            from kb.util import secrets  # noqa: F401
+        else:
+            from kb.diagnosis.render import render
 
         _no_collection_at_exit()
         rules = load_rules()
         _settled(rules, use_hyperscan=not args.no_hyperscan)
     finally:
-        gc.enable()
+        if was:
+            gc.enable()
     progress = _Progress()
     diag = diagnose_paths(
         rules,
@@ -101,8 +110,7 @@ def run(args: argparse.Namespace) -> int:
         use_hyperscan=not args.no_hyperscan,
     )
     progress.clear()
-    from kb.cli.output import print_json, stamped, write
-
+    print_json, stamped, write = output.print_json, output.stamped, output.write
     if args.top:
         diag.causes = diag.causes[: args.top]
     if args.json:
@@ -113,8 +121,6 @@ def run(args: argparse.Namespace) -> int:
             data = mask_json(data)
         print_json(stamped("diagnose", data))  # not kb.cli.common: it loads pydantic
     else:
-        from kb.diagnosis.render import render
-
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         # render made the log's text safe before colouring it: only its colours are kept
         write(render(diag, rules, explain=args.explain, color=color), keep_sgr=bool(color))

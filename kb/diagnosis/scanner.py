@@ -257,16 +257,19 @@ class Scanner:
             tries = (
                 [flags, flags | hyperscan.HS_FLAG_PREFILTER] if pid in self.approximate else [flags]
             )
-            db = _line_database(hyperscan, p.regex.encode(), pid, tries)
+            db = _line_database(hyperscan, p.regex.encode(), tries)
         self._line_dbs[pid] = db
         return db
 
 
-def _line_database(hyperscan: Any, expr: bytes, pid: int, tries: list[int]) -> Any:
+def _line_database(hyperscan: Any, expr: bytes, tries: list[int]) -> Any:
     """The one-pattern database of `expr` with the first of the flags `tries` hyperscan
-    takes (None when it takes none: RE2 finds the lines), from the disk cache when there."""
+    takes (None when it takes none: RE2 finds the lines), from the disk cache when there.
+    Named by the pattern alone, not by its place in the plan (the matches' ids are never
+    read): a rule edit that moves the patterns leaves their databases usable, rather than
+    a new file for every pattern after it."""
     key = blake2b(digest_size=16)
-    key.update(repr(("line", getattr(hyperscan, "__version__", "?"), expr, pid, tries)).encode())
+    key.update(repr(("line", getattr(hyperscan, "__version__", "?"), expr, tries)).encode())
     name = "line-" + key.hexdigest()
     cached = _load_db(hyperscan, name)
     if cached is not None:
@@ -276,12 +279,12 @@ def _line_database(hyperscan: Any, expr: bytes, pid: int, tries: list[int]) -> A
     for f in tries:
         db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         try:
-            db.compile(expressions=[expr], ids=[pid], elements=1, flags=[f])
+            db.compile(expressions=[expr], ids=[0], elements=1, flags=[f])
             break
         except Exception:  # hyperscan.error: leave this pattern to RE2
             db = None
     if db is not None:
-        _save_db(hyperscan, name, db, [pid])
+        _save_db(hyperscan, name, db, [0])
     return db
 
 

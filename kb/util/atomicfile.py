@@ -21,3 +21,6 @@ def write_atomic(target: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    from kb.util.cacheprune import after_write
+
+    after_write(target)  # a new cache file: the cache folder's files of old content may go

@@ -103,3 +103,18 @@ def test_the_plan_part_digest_follows_its_patterns_and_is_cached_with_it() -> No
     a, b = part(tuple(PATTERNS)), part((*PATTERNS[:-1], Pattern(r"loss \d", lazy=False)))
     assert a.digest == part(tuple(PATTERNS)).digest and a.digest != b.digest
     assert pickle.loads(pickle.dumps(a)).digest == a.digest  # read back, not recomputed
+
+
+def test_a_line_database_is_named_by_its_pattern_not_its_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rule edit moves the patterns after it: their line databases must stay usable,
+    rather than one new file per pattern per edit (the cache grew without bound)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cache = tmp_path / "dlperf-help"
+    first = _found(Scanner(PATTERNS), TEXT)
+    lines = {p.name for p in cache.glob("scan-line-*.hsdb")}
+    moved = [Pattern(r"never \d+ here"), *PATTERNS]  # every pattern one place further
+    found = _found(Scanner(moved), TEXT)
+    assert found == {pid + 1: lines_of for pid, lines_of in first.items()}
+    assert {p.name for p in cache.glob("scan-line-*.hsdb")} == lines  # none written anew

@@ -152,11 +152,23 @@ GPU3\tSYS\tSYS\tPIX\t X \t12-23\t1
 """
 
 
-def test_a_topology_with_sys_links_is_slow(rules) -> None:
-    diag = diagnose_text(rules, TOPO_SYS)
+SLOW_SPEEDUP = "1 GPU: 1000 img/s\n8 GPUs: 2000 img/s\n"  # 2x on 8 GPUs: far below linear
+
+
+def test_a_topology_with_sys_links_is_a_cause_where_the_job_is_slow(rules) -> None:
+    diag = diagnose_text(rules, TOPO_SYS + SLOW_SPEEDUP)
     assert [c.id for c in diag.causes] == ["gpu-topology-slow"]
     assert diag.causes[0].params["link"] == "SYS"
     assert diag.causes[0].evidence[0].line == 2
+
+
+def test_a_topology_matrix_alone_is_the_machine_not_a_failure(rules) -> None:
+    # kubernetes/kubernetes#53497 posts such a matrix as an example output: two sockets,
+    # SYS between them; said as a note, no cause (nothing shows the job is slow)
+    diag = diagnose_text(rules, TOPO_SYS)
+    assert diag.causes == [] and diag.failure is None
+    notes = [n for n in diag.notes if n.id == "gpu-topology-slow-links"]
+    assert notes and "SYS" in notes[0].text and notes[0].evidence[0].line == 2
 
 
 def test_dlperfs_nvlink_cube_mesh_with_sys_pairs_is_not_slow(rules) -> None:
@@ -288,7 +300,9 @@ def test_command_output_blocks_split_across_reads_are_read_whole(
 
     monkeypatch.setattr(reader, "CHUNK", 64)
     log = tmp_path / "pasted.txt"
-    log.write_text(CHECK_BUILD + "\n" + IBSTAT.format(state="Down", phys="Disabled") + TOPO_SYS)
+    log.write_text(
+        CHECK_BUILD + "\n" + IBSTAT.format(state="Down", phys="Disabled") + TOPO_SYS + SLOW_SPEEDUP
+    )
     diag = diagnose_paths(rules, [log])
     assert {c.id for c in diag.causes} == {
         "horovod-built-without-nccl",

@@ -58,6 +58,8 @@ def test_quoted_command_output_reaches_the_analyzers(rules) -> None:
         "GPU1\tPIX\t X \tSYS\tSYS\t0-11",
         "GPU2\tSYS\tSYS\t X \tPIX\t12-23",
         "GPU3\tSYS\tSYS\tPIX\t X \t12-23",
+        "1 GPU: 1000 img/s",  # the job is slow: the matrix is then a cause
+        "4 GPUs: 1200 img/s",
     ]
     out = agreed(rules, "\n".join("> " + line for line in topo) + "\n")
     assert [c["id"] for c in out["causes"]] == ["gpu-topology-slow"]

@@ -34,9 +34,9 @@ def default_analyzers(
         Context(),
         Setting(framework_markers or {}),
         Progress(),
-        Topology(),
         Commands(),
         NcclInfo(),
+        Topology(),  # after those that say whether the job is slow: a matrix alone is no cause
         Gloo(),
         NcclErrors(),
         Hangs(),

@@ -2,7 +2,8 @@
 
 The link matrix is read and judged by `kb.sysinfo.topology` (the cluster doctor's parser):
 GPU groups joined only through SYS/NODE/PHB make intra-node collectives slow
-(gpu-topology-slow); GPUs with no NIC nearby cannot use GPUDirect RDMA (supporting
+(gpu-topology-slow) where the job is shown slow (a matrix alone describes the machine: said
+as a note, since nothing failed); GPUs with no NIC nearby cannot use GPUDirect RDMA (supporting
 evidence, and a note). A `topo -p2p` matrix is read here: a cell other than OK means
 peer-to-peer is unavailable between two GPUs (supporting nccl-p2p-failure).
 """
@@ -79,12 +80,12 @@ class Topology(Analyzer):
             ev = _evidence_for(file, rows)
             topo = topo_mod.parse("\n".join(t for _, t in rows))
             if topo.gpus:
-                self._links(report, topo, ev)
+                self._links(report, topo, ev, bool(facts.get("slow")))
             else:
                 self._p2p(report, p2p_matrix([t for _, t in rows]), ev)
         return report
 
-    def _links(self, report: Report, topo: topo_mod.Topology, ev: RowEvidence) -> None:
+    def _links(self, report: Report, topo: topo_mod.Topology, ev: RowEvidence, slow: bool) -> None:
         from kb.sysinfo import topology as topo_mod
 
         for f in topo.findings():
@@ -97,6 +98,9 @@ class Topology(Analyzer):
                     default="SYS",
                 )
                 link = topo_mod.kind(worst)
+                if not slow:  # the machine as it is: a cause only where the job is slow
+                    report.notes.append(Note("gpu-topology-slow-links", f.text, evidence))
+                    continue
                 report.findings.append(
                     Finding(
                         "gpu-groups-without-nvlink",

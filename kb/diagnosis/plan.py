@@ -115,11 +115,8 @@ class MatcherLine(_Record):
         self.sig = sig
         self.matcher = matcher
 
-    def __getstate__(self) -> tuple[int, int]:  # pickled in the plan's cached part
-        return self.sig, self.matcher
-
-    def __setstate__(self, state: tuple[int, int]) -> None:
-        self.sig, self.matcher = state
+    def __reduce__(self) -> tuple[type[MatcherLine], tuple[int, int]]:  # the cached part
+        return MatcherLine, (self.sig, self.matcher)
 
 
 class LogVeto(_Record):
@@ -131,11 +128,8 @@ class LogVeto(_Record):
     def __init__(self, sig: int) -> None:
         self.sig = sig
 
-    def __getstate__(self) -> int:
-        return self.sig
-
-    def __setstate__(self, state: int) -> None:
-        self.sig = state
+    def __reduce__(self) -> tuple[type[LogVeto], tuple[int]]:
+        return LogVeto, (self.sig,)
 
 
 class TapLine(_Record):
@@ -336,7 +330,7 @@ def plan_for(rules: CompiledRules, use_hyperscan: bool = True) -> Plan:
     return plan
 
 
-PART_FORMAT = "dlperf-plan-part/3"  # 2: consumers pickled as tuples; 3: its digest
+PART_FORMAT = "dlperf-plan-part/4"  # 2: consumers as tuples; 3: its digest; 4: by __init__
 
 
 def _part_sources() -> list[Path]:

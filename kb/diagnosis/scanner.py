@@ -32,7 +32,7 @@ from kb.util.digest import blake2b
 from kb.util.record import record
 
 
-@record(hashable=True)  # a frozen dataclass, without compiling one at every start
+@record(hashable=True, init_pickle=True)  # frozen; a thousand in the plan's cache
 class Pattern:
     """A prefilter pattern in RE2 syntax; hyperscan gets it when `hs_ok`."""
 

@@ -14,7 +14,7 @@ from kb.rules.numeric import Bound, bounds_of
 from kb.util.record import field, record
 
 
-@record(hashable=True)  # a frozen dataclass, without compiling one at every start
+@record(hashable=True, init_pickle=True)  # frozen; thousands in the rules' cache
 class MatcherSpec:
     """One matcher, as plain data (see the module docstring for what each type means)."""
 
@@ -56,7 +56,7 @@ class MatcherSpec:
         return cls(**{**data, "where": where})
 
 
-@record(hashable=True)
+@record(hashable=True, init_pickle=True)
 class SignatureSpec:
     """One signature, as plain data with the attribute names of `kb.rules.schema.Signature`."""
 

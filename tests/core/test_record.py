@@ -4,6 +4,8 @@ methods when the module is imported."""
 
 from __future__ import annotations
 
+import pickle
+import pickletools
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -91,6 +93,33 @@ def test_replace_calls_the_class_with_every_field() -> None:
     assert repr(r) == repr(dc_replace(PointDC(1, 2, ("a",)), y=5)).replace("PointDC", "Point")
     with pytest.raises(TypeError, match="no field 'z'"):
         replace(p, z=1)
+
+
+@record(hashable=True, init_pickle=True)
+class Span:
+    start: int
+    end: int = 0
+    label: str = ""
+
+    def __init__(self, start: int, end: int = 0, label: str = "") -> None:
+        self.start = start
+        self.end = end
+        self.label = label
+
+
+def test_a_record_pickles_by_its_fields_or_by_its_dict() -> None:
+    """`init_pickle`: pickled as a call of the class with its fields, read back equal (a
+    cache holds thousands); without it, as any object (its `__dict__`)."""
+    s = Span(3, 9, "x")
+    data = pickle.dumps(s, 5)
+    back = pickle.loads(data)
+    assert back == s and vars(back) == vars(s) and type(back) is Span
+    assert s.__reduce__() == (Span, (3, 9, "x"))
+    ops = {op.name for op, _arg, _pos in pickletools.genops(data)}
+    assert "REDUCE" in ops and "BUILD" not in ops  # made by __init__, no __dict__ set
+    plain = pickle.dumps(Point(1, 2, ("a",)), 5)
+    assert "BUILD" in {op.name for op, _arg, _pos in pickletools.genops(plain)}
+    assert pickle.loads(plain) == Point(1, 2, ("a",))
 
 
 def test_a_mutable_record_is_unhashable_and_gets_fresh_defaults() -> None:

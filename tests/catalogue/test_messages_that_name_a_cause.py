@@ -78,6 +78,17 @@ LINES = [
         "torch",
         "symptom/process-killed",
     ),
+    (  # vllm-project/vllm#3069 (NCCL 2.19.3+cuda11.0 under a CUDA 11.6 setup; strongstream.cc)
+        "NCCL WARN NCCL cannot be captured in a graph if either it wasn't built with CUDA "
+        "runtime >= 11.3 or if the installed CUDA driver < R465.",
+        "nccl",
+        "cause/nccl-missing-or-mismatch",
+    ),
+    (  # NVIDIA/ai-cloud-validation#643 (no /dev/shm volume in the pod; uct/sm/mm/base/mm_iface.c)
+        "mm_iface failed to allocate receive FIFO",
+        "ucx",
+        "cause/nccl-shm-too-small",
+    ),
 ]
 
 
@@ -105,6 +116,8 @@ def rules():  # type: ignore[no-untyped-def]
         (LINES[5][0], "nccl-missing-or-mismatch"),
         ("Error: Building package openmpi:x64-linux failed with: BUILD_FAILED", "mpi-build-deps"),
         ("  eval_samples_per_second     =     -9.554", "benchmark-misconfig"),
+        (LINES[-2][0], "nccl-missing-or-mismatch"),
+        (LINES[-1][0], "nccl-shm-too-small"),
     ],
 )
 def test_a_one_line_paste_gets_its_cause_first(rules, paste: str, cause: str) -> None:  # type: ignore[no-untyped-def]

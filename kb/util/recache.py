@@ -20,14 +20,15 @@ import re
 import sys
 from typing import Any, AnyStr
 
-FORMAT = 1
+FORMAT = 2  # 2: the code as the bytes of an array of unsigned ints (read back in one go)
 MAX_ENTRIES = 2048  # far above the engine's few hundred constants: a bound, never reached
 
-Entry = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]
+Entry = tuple[int, bytes, int, dict[str, int], tuple[str | None, ...]]
 
 _entries: dict[tuple[str | bytes, int], Entry] | None = None  # read at the first compile
 _added: dict[tuple[str | bytes, int], Entry] = {}
 _saving = False  # `_save` registered with atexit
+_CODE = "I"  # an array of `_sre.CODESIZE` bytes a code (4: checked in `_tag`)
 
 
 def compile(pattern: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:  # re's name, on purpose
@@ -48,11 +49,11 @@ def compile(pattern: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:  # re's name
 
 def _sre_compile(pattern: AnyStr, entry: Entry) -> re.Pattern[AnyStr]:
     import _sre  # type: ignore[import-not-found]
+    from array import array
 
     final_flags, code, groups, groupindex, indexgroup = entry
-    rx: re.Pattern[AnyStr] = _sre.compile(
-        pattern, final_flags, code, groups, groupindex, indexgroup
-    )
+    ops = array(_CODE, code).tolist()  # a list of ints, as `_sre.compile` takes them
+    rx: re.Pattern[AnyStr] = _sre.compile(pattern, final_flags, ops, groups, groupindex, indexgroup)
     return rx
 
 
@@ -66,9 +67,11 @@ def _entry(pattern: str | bytes, flags: int) -> Entry:
     indexgroup: list[str | None] = [None] * parsed.state.groups
     for name, i in groupindex.items():
         indexgroup[i] = name
+    from array import array
+
     final = int(flags | parsed.state.flags)
-    plain = [int(c) for c in code]  # opcodes are an int subclass that does not pickle
-    return final, plain, parsed.state.groups - 1, groupindex, tuple(indexgroup)
+    packed = array(_CODE, code).tobytes()  # unpickled at once, not int by int
+    return final, packed, parsed.state.groups - 1, groupindex, tuple(indexgroup)
 
 
 def _learn(pattern: AnyStr, flags: int, rx: re.Pattern[AnyStr]) -> None:
@@ -90,8 +93,12 @@ def _learn(pattern: AnyStr, flags: int, rx: re.Pattern[AnyStr]) -> None:
 
 def _tag() -> str:
     import _sre
+    from array import array
 
     from kb.util.digest import blake2b
+
+    if array(_CODE).itemsize != _sre.CODESIZE:  # another build's code size: cache nothing
+        raise ValueError("code size")
 
     build = f"{FORMAT}\0{sys.implementation.name}\0{sys.version}\0{_sre.MAGIC}\0{_sre.CODESIZE}"
     return blake2b(build.encode(), digest_size=8).hexdigest()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from kb.util import recache  # compiled once per user, not per process
 from kb.util.textsafe import ESCAPES
 
 # words that appear in healthy logs all the time: a signature resting on one is noise
@@ -22,14 +23,14 @@ GENERIC_WORDS = frozenset(
 ) | {"timed out", "not found"}
 
 _MASKS = [
-    (re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]"), ""),  # ANSI colour codes
-    (re.compile(r"(?:[0-9a-fA-F]{0,4}:){2,7}[0-9a-fA-F]{0,4}(?:%\w+)?"), "<A>"),  # IPv6
-    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b"), "<A>"),  # IPv4
-    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<H>"),
-    (re.compile(r"(?:~|\.{1,2})?/[\w.\-+@/]+"), "<P>"),  # paths
-    (re.compile(r"\b[0-9a-f]{8,}\b"), "<H>"),
-    (re.compile(r"\d+"), "<N>"),
-    (re.compile(r"\s+"), " "),
+    (recache.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]"), ""),  # ANSI colour codes
+    (recache.compile(r"(?:[0-9a-fA-F]{0,4}:){2,7}[0-9a-fA-F]{0,4}(?:%\w+)?"), "<A>"),  # IPv6
+    (recache.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b"), "<A>"),  # IPv4
+    (recache.compile(r"\b0x[0-9a-fA-F]+\b"), "<H>"),
+    (recache.compile(r"(?:~|\.{1,2})?/[\w.\-+@/]+"), "<P>"),  # paths
+    (recache.compile(r"\b[0-9a-f]{8,}\b"), "<H>"),
+    (recache.compile(r"\d+"), "<N>"),
+    (recache.compile(r"\s+"), " "),
 ]
 
 
@@ -53,8 +54,8 @@ _COMMON = """info warn warning error errors failed fail failure nccl with from t
 than then when what were will into your line file rank node process thread using used call
 called debug trace note none true false null"""
 _COMMON_WORDS = frozenset(_COMMON.split())
-_WORD = re.compile(r"[A-Za-z][A-Za-z_]{3,}")
-_TOKENS = re.compile(r"<[NAHP]>")
+_WORD = recache.compile(r"[A-Za-z][A-Za-z_]{3,}")
+_TOKENS = recache.compile(r"<[NAHP]>")
 
 
 def anchors_of(text: str) -> tuple[str, ...]:

@@ -11,14 +11,14 @@ compiled fix (dicts) or the loaded one (pydantic models) alike, and loads neithe
 from __future__ import annotations
 
 import fnmatch
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kb.rules.placeholders import checked_value, names_in, show_command
+from kb.util import recache
 from kb.util.record import field, record
 
-_NUMBER = re.compile(r"\d+")
+_NUMBER = recache.compile(r"\d+")
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:

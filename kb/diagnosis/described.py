@@ -28,7 +28,7 @@ from typing import Any
 
 from kb.diagnosis.model import BASIS_DESCRIBED, CauseResult, Evidence
 
-CACHE_FORMAT = "dlperf-described/1"
+CACHE_FORMAT = "dlperf-described/2"  # 2: links and a thread's own words are not indexed
 DESCRIBED_MAX = 0.3  # a description is never "likely": it is where to look first
 TOP = 3
 MIN_SCORE = 9.5  # BM25: below this the prose shares only a word or two with any cause
@@ -38,6 +38,7 @@ K1, B = 1.2, 0.75
 
 _WORD = re.compile(r"[a-z][a-z0-9_]*[a-z0-9]|[\u4e00-\u9fff]+")
 _ANY_CASE = re.compile(_WORD.pattern, re.IGNORECASE)
+_URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
 _LETTERS = re.compile(r"[A-Za-z][A-Za-z'’]+")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 # lines a program prints, not a person: a time or level first, a frame, an exception,
@@ -83,7 +84,9 @@ _STOP = frozenset(
     "have had you your our we my me will would could should into out up so if but also only "
     "each one two more most other another same such via per may must what how why who use "
     "used using get got run runs running job jobs just like see seen here there some very "
-    "much many still even after before while where only both every own set sets".split()
+    "much many still even after before while where only both every own set sets "
+    # a thread's words about itself
+    "issue issues thread post comment reply please thanks thank help anyone".split()
 )
 
 
@@ -98,9 +101,10 @@ def _stem(word: str) -> str:
 
 def words(text: str) -> list[str]:
     """The indexed words of a text: lower-case English stems (no stop words) and the
-    character pairs of its Chinese runs."""
+    character pairs of its Chinese runs; links are no words (a thread's URL says nothing of
+    the problem)."""
     out: list[str] = []
-    for w in _WORD.findall(text.lower()):
+    for w in _WORD.findall(_URL.sub(" ", text).lower()):
         if _CJK.match(w):
             out.extend(w[i : i + 2] for i in range(len(w) - 1))
         elif len(w) > 2 and w not in _STOP:

@@ -320,8 +320,9 @@ def _hyperscan_db(
         return None, []
     version = getattr(hyperscan, "__version__", "?")
     name = ""
-    if key:  # looked up before the subset is even filtered: a warm start's case
-        name = blake2b(repr(("keyed", version, key)).encode(), digest_size=16).hexdigest()
+    if key and _source_key():  # looked up before the subset is even filtered: a warm start
+        keyed = repr(("keyed", version, key, _source_key())).encode()
+        name = blake2b(keyed, digest_size=16).hexdigest()
         cached = _load_db(hyperscan, name)
         if cached is not None:
             return cached
@@ -360,6 +361,21 @@ def _hyperscan_db(
         return None, []
     _save_db(hyperscan, name or by_content, db, kept)
     return db, kept
+
+
+_SOURCE_KEY: list[str] = []
+
+
+def _source_key() -> str:
+    """A digest of this module's source: a keyed database is named by its patterns (the
+    caller's key) and by the code that chooses, from them, its subset and flags."""
+    if not _SOURCE_KEY:
+        try:
+            with open(__file__, "rb") as fh:
+                _SOURCE_KEY.append(blake2b(fh.read(), digest_size=16).hexdigest())
+        except OSError:  # no source to name the code by: databases named by content only
+            _SOURCE_KEY.append("")
+    return _SOURCE_KEY[0]
 
 
 def _compiles(hyperscan: object, expr: bytes, flag: int) -> bool:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from kb.diagnosis import scanner as scanner_module
 from kb.diagnosis.plan import SignaturePart
 from kb.diagnosis.reader import Block
 from kb.diagnosis.scanner import Pattern, Scanner
@@ -118,3 +119,18 @@ def test_a_line_database_is_named_by_its_pattern_not_its_place(
     found = _found(Scanner(moved), TEXT)
     assert found == {pid + 1: lines_of for pid, lines_of in first.items()}
     assert {p.name for p in cache.glob("scan-line-*.hsdb")} == lines  # none written anew
+
+
+def test_a_keyed_database_is_named_by_the_scanner_code_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plan's key stands for the patterns; which of them go to which database, with
+    which flags, is this module's code: another version of it never reads them back."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cache = tmp_path / "dlperf-help"
+    Scanner(PATTERNS, key="k1")
+    before = _block_dbs(cache)
+    monkeypatch.setattr(scanner_module, "_SOURCE_KEY", ["another version of scanner.py"])
+    again = Scanner(PATTERNS, key="k1")
+    assert _found(again, TEXT) == EXPECTED
+    assert len(_block_dbs(cache) - before) == 3  # its own, not the other code's

@@ -13,12 +13,13 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from kb.util import cachepickle, recache
 
-PATTERNS: list[tuple[str | bytes, int]] = [
+PATTERNS: list[tuple[Any, int]] = [  # str and bytes patterns (re.compile's AnyStr)
     (r"(?P<y>20\d\d)-(?P<mo>\d\d)-(?P<d>\d\d)[T ](?P<h>\d\d):(?P<mi>\d\d)", 0),
     (r"\bwaiting for (?:all |the )?(?:workers?|ranks?)\W*$", re.IGNORECASE),
     (r"[\x00-\x08\u200e\u2066-\u2069]", 0),

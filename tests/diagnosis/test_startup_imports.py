@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -82,6 +83,6 @@ def test_a_warm_pasted_log_imports_and_compiles_only_what_it_needs(
     _run(env, root, log)
     warm = _run(env, root, log)
     assert str(warm["out"]).split("\n", 1)[1] == str(cold["out"]).split("\n", 1)[1]
-    loaded = set(warm["modules"])  # type: ignore[arg-type]
+    loaded = set(cast("list[str]", warm["modules"]))
     assert not loaded & set(UNNEEDED), sorted(loaded & set(UNNEEDED))
     assert warm["compiled"] == []  # every regex of kb read back from the cache

@@ -24,9 +24,12 @@ class Issue:
     severity: str = "error"  # or "warning"
 
     def __str__(self) -> str:
-        hint = f" (hint: {self.hint})" if self.hint else ""
+        """One line, whatever the rule file held (a key with a newline, a control char)."""
+        from kb.util.textsafe import safe_line
+
+        hint = f" (hint: {safe_line(self.hint)})" if self.hint else ""
         level = "" if self.severity == "error" else f"{self.severity}: "
-        return f"{self.file}:{self.line}: {level}{self.message}{hint}"
+        return f"{self.file}:{self.line}: {level}{safe_line(self.message)}{hint}"
 
     def as_json(self) -> dict[str, object]:
         return {

@@ -77,14 +77,18 @@ def approximate_lines(c: CauseResult) -> list[str]:
     ]
 
 
+def _header(diag: Diagnosis, basis: str, text: str) -> list[str]:
+    """The paragraph that says how the causes below were reached, when some were so."""
+    return ["", text] if any(c.basis == basis for c in diag.causes) else []
+
+
 def approximate_header(diag: Diagnosis) -> list[str]:
-    if not any(c.basis == BASIS_APPROXIMATE for c in diag.causes):
-        return []
-    return [
-        "",
+    return _header(
+        diag,
+        BASIS_APPROXIMATE,
         "No known message matches exactly; these are approximate matches (the closest "
         "known messages, with their causes). Paste the whole log for a real diagnosis.",
-    ]
+    )
 
 
 def basis_kind(c: CauseResult) -> str:
@@ -97,11 +101,10 @@ def basis_kind(c: CauseResult) -> str:
 
 
 def described_header(diag: Diagnosis) -> list[str]:
-    if not any(c.basis == BASIS_DESCRIBED for c in diag.causes):
-        return []
-    return [
-        "",
+    return _header(
+        diag,
+        BASIS_DESCRIBED,
         "No line of this text names a cause; from what it describes, these causes fit best "
         "(each with the words it shares with the cause's description). A place to start, "
         "not a proof: paste the job's whole log, or walk the questions.",
-    ]
+    )

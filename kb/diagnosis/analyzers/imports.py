@@ -12,16 +12,19 @@ it is another release's layout), so it says nothing here.
 
 from __future__ import annotations
 
-import re
-
 from kb.diagnosis.analyzers.base import Analyzer, Facts, Finding, Report, Tap
 from kb.diagnosis.model import Evidence
+from kb.util.lazyre import LazyPattern
 
 _MISSING = r"No module named '?([A-Za-z_][\w.]*)"
 _FRAME = r"File \"([^\"]+\.py)\", line \d+"
 _SCRIPT = r"\bpython[\d.]*\s+(?:-[\w-]+\s+)*([\w./-]+\.py)\b"
 _INSTALLED = frozenset({"site-packages", "dist-packages"})
 TAPS_CAP = 400
+_READ = {
+    tap: LazyPattern(p)
+    for tap, p in (("missing", _MISSING), ("frame", _FRAME), ("script", _SCRIPT))
+}
 
 
 class Imports(Analyzer):
@@ -38,8 +41,8 @@ class Imports(Analyzer):
         self.paths: dict[str, list[tuple[list[str], Evidence]]] = {}  # file -> own paths
 
     def feed(self, tap: str, line_no: int, text: str) -> None:
-        pattern = {"missing": _MISSING, "frame": _FRAME, "script": _SCRIPT}.get(tap)
-        m = re.search(pattern, text) if pattern else None
+        rx = _READ.get(tap)
+        m = rx.search(text) if rx is not None else None
         if m is None:
             return
         ev = self.evidence(line_no, text, m.start(1), m.end(1), tap)

@@ -66,6 +66,38 @@ def _options(caseless: bool) -> re2.Options:
     return opts
 
 
+SET_MAX_MEM = 64 << 20  # RE2's budget for one Set (its default, 8 MB, holds a few hundred)
+
+
+class _SetGroup:
+    """RE2 Sets over a list of expressions, split in halves until each compiles: `Match`
+    gives the indexes of the matching expressions, as one Set would."""
+
+    def __init__(self, exprs: list[bytes]) -> None:
+        self.sets: list[tuple[Any, int]] = []  # (compiled Set, index of its first expression)
+        self._build(exprs, 0)
+
+    def _build(self, exprs: list[bytes], start: int) -> None:
+        opts = _options(False)
+        opts.max_mem = SET_MAX_MEM
+        rset = re2.Set.SearchSet(opts)
+        for e in exprs:
+            rset.Add(e)
+        try:
+            rset.Compile()
+        except re2.error:
+            if len(exprs) == 1:
+                return  # one pattern RE2 cannot hold: never a candidate (as a refused one)
+            half = len(exprs) // 2
+            self._build(exprs[:half], start)
+            self._build(exprs[half:], start + half)
+            return
+        self.sets.append((rset, start))
+
+    def Match(self, data: bytes | memoryview) -> list[int]:  # re2.Set's name
+        return [start + i for rset, start in self.sets for i in rset.Match(data) or ()]
+
+
 class Scanner:
     """Candidate lines of a block for a fixed list of patterns."""
 
@@ -114,23 +146,22 @@ class Scanner:
         self._utf8_fallback: tuple[Any, list[int]] | None = None
 
     def _re2_set(self, ids: list[int]) -> tuple[Any, list[int]]:
-        """An RE2 Set of the patterns `ids`, and the ids it holds in its order."""
-        if not ids:
-            return None, []
-        rset = re2.Set.SearchSet(_options(False))
+        """An RE2 Set of the patterns `ids` (several, when one would pass RE2's memory
+        budget: the knowledge grows), and the ids it holds in its order."""
+        exprs: list[bytes] = []
         kept: list[int] = []
         for i in ids:
             p = self.patterns[i]
-            flags = b"(?mi)" if p.caseless else b"(?m)"
+            expr = (b"(?mi)" if p.caseless else b"(?m)") + p.regex.encode()
             try:
-                rset.Add(flags + p.regex.encode())
+                re2.Set.SearchSet(_options(False)).Add(expr)
             except re2.error:
                 continue  # lint rejects these; never a candidate
+            exprs.append(expr)
             kept.append(i)
         if not kept:
             return None, []
-        rset.Compile()
-        return rset, kept
+        return _SetGroup(exprs), kept
 
     def _utf8_set(self) -> tuple[Any, list[int]]:
         """The RE2 Set of the patterns hyperscan reads as UTF-8, for the blocks that are

@@ -17,7 +17,6 @@ gives that symptom's probable causes (`kb.diagnosis.candidates`).
 from __future__ import annotations
 
 import bisect
-import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -186,15 +185,16 @@ def known_messages(rules: Any, catalogue: Any = None) -> list[Known]:
 
 def _cached(rules: Any, catalogue: Any) -> list[Known]:
     import contextlib
-    import hashlib
     import json
 
+    from kb.util.atomicfile import write_atomic
+    from kb.util.digest import blake2b
     from kb.util.paths import cache_dir
 
     rules_key = str(getattr(rules, "key", "") or "")
     if not rules_key:  # rules compiled in memory (a KnowledgeBase): nothing to key on
         return list(_collect(rules, catalogue))
-    h = hashlib.blake2b(f"{CACHE_FORMAT}\0{rules_key}".encode(), digest_size=16)
+    h = blake2b(f"{CACHE_FORMAT}\0{rules_key}".encode(), digest_size=16)
     h.update(Path(__file__).read_bytes())
     for m in getattr(catalogue, "messages", ()):
         h.update(f"\0{m.library}\0{m.template}\0{message_class(m)}\0{m.cause}".encode())
@@ -202,15 +202,13 @@ def _cached(rules: Any, catalogue: Any) -> list[Known]:
     path = cache_dir() / f"approximate-{h.hexdigest()}.json"
     with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
         return [
-            Known(**{**k, "words": frozenset(k["words"])}) for k in json.loads(path.read_text())
+            Known(**{**k, "words": frozenset(k["words"])})
+            for k in json.loads(path.read_text(encoding="utf-8"))
         ]
     corpus = list(_collect(rules, catalogue))
     with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
         rows = [{**vars(k), "words": sorted(k.words)} for k in corpus]
-        tmp.write_text(json.dumps(rows, ensure_ascii=False))
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(rows, ensure_ascii=False).encode("utf-8"))
     return corpus
 
 

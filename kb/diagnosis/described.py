@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -187,13 +186,14 @@ def described_causes(
     best = ranked[0][1]
     kept = [(cid, s) for cid, s in ranked[:TOP] if s >= RELATIVE * best]
     total = sum(s for _, s in kept)
+    by_line = [(ln, index.scores(words(ln[2]))) for ln in prose]  # each line scored once
+    shown = _surface(text)
     out = []
     for cid, s in kept:
         cause = compiled.causes[cid]
-        line = _weightiest(index, cid, prose)
-        stems = words(line[2])
-        shared = index.shared(cid, stems)[:6] or index.shared(cid, query)[:6]
-        shown = _surface(text)
+        # the prose line that says most of this cause: its evidence
+        line = max(by_line, key=lambda ls: (ls[1].get(cid, 0.0), -ls[0][1]))[0]
+        shared = index.shared(cid, words(line[2]))[:6] or index.shared(cid, query)[:6]
         ev = Evidence(line[0], line[1], line[2], 0, len(line[2]), f"described/{cid}")
         why = (
             "no line names a cause; the text describes it: it shares "
@@ -214,11 +214,6 @@ def described_causes(
             )
         )
     return out
-
-
-def _weightiest(index: Index, cid: str, prose: list[tuple[str, int, str]]) -> tuple[str, int, str]:
-    """The prose line that says most of this cause (its evidence)."""
-    return max(prose, key=lambda ln: (index.scores(words(ln[2])).get(cid, 0.0), -ln[1]))
 
 
 # ---------------------------------------------------------------- the index and its texts
@@ -247,14 +242,15 @@ def index_for(rules: Any, compiled: Any) -> Index:
 
 
 def _cached_docs(key: str, root: Path, causes: set[str]) -> dict[str, list[str]]:
-    import hashlib
     import json
 
+    from kb.util.atomicfile import write_atomic
+    from kb.util.digest import blake2b
     from kb.util.paths import cache_dir
 
     if not key:
         return dict(cause_texts(root, causes))
-    h = hashlib.blake2b(f"{CACHE_FORMAT}\0{key}\0{root}".encode(), digest_size=16)
+    h = blake2b(f"{CACHE_FORMAT}\0{key}\0{root}".encode(), digest_size=16)
     h.update(Path(__file__).read_bytes())
     path = cache_dir() / f"described-{h.hexdigest()}.json"
     with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
@@ -263,10 +259,7 @@ def _cached_docs(key: str, root: Path, causes: set[str]) -> dict[str, list[str]]
             return {str(k): [str(w) for w in v] for k, v in data.items()}
     docs = dict(cause_texts(root, causes))
     with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(docs, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(docs, ensure_ascii=False).encode("utf-8"))
     return docs
 
 

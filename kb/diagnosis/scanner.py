@@ -71,26 +71,42 @@ SET_MAX_MEM = 64 << 20  # RE2's budget for one Set (its default, 8 MB, holds a f
 
 class _SetGroup:
     """RE2 Sets over a list of expressions, split in halves until each compiles: `Match`
-    gives the indexes of the matching expressions, as one Set would."""
+    gives the indexes (in `kept`, the expressions RE2 accepts) of the matching ones, as
+    one Set would."""
 
     def __init__(self, exprs: list[bytes]) -> None:
         self.sets: list[tuple[Any, int]] = []  # (compiled Set, index of its first expression)
-        self._build(exprs, 0)
+        rset = self._new()
+        self.kept: list[int] = []  # the indexes in `exprs` of those RE2 accepts
+        for i, e in enumerate(exprs):
+            try:
+                rset.Add(e)
+            except re2.error:
+                continue  # lint rejects these; never a candidate
+            self.kept.append(i)
+        accepted = [exprs[i] for i in self.kept]
+        if accepted:
+            self._compile(rset, accepted, 0)
 
-    def _build(self, exprs: list[bytes], start: int) -> None:
+    @staticmethod
+    def _new() -> Any:
         opts = _options(False)
         opts.max_mem = SET_MAX_MEM
-        rset = re2.Set.SearchSet(opts)
-        for e in exprs:
-            rset.Add(e)
+        return re2.Set.SearchSet(opts)
+
+    def _compile(self, rset: Any, exprs: list[bytes], start: int) -> None:
+        """Compile `rset` (which holds `exprs`); past RE2's budget, two halves instead."""
         try:
             rset.Compile()
         except re2.error:
             if len(exprs) == 1:
                 return  # one pattern RE2 cannot hold: never a candidate (as a refused one)
             half = len(exprs) // 2
-            self._build(exprs[:half], start)
-            self._build(exprs[half:], start + half)
+            for part, at in ((exprs[:half], start), (exprs[half:], start + half)):
+                sub = self._new()
+                for e in part:
+                    sub.Add(e)
+                self._compile(sub, part, at)
             return
         self.sets.append((rset, start))
 
@@ -148,20 +164,14 @@ class Scanner:
     def _re2_set(self, ids: list[int]) -> tuple[Any, list[int]]:
         """An RE2 Set of the patterns `ids` (several, when one would pass RE2's memory
         budget: the knowledge grows), and the ids it holds in its order."""
-        exprs: list[bytes] = []
-        kept: list[int] = []
-        for i in ids:
-            p = self.patterns[i]
-            expr = (b"(?mi)" if p.caseless else b"(?m)") + p.regex.encode()
-            try:
-                re2.Set.SearchSet(_options(False)).Add(expr)
-            except re2.error:
-                continue  # lint rejects these; never a candidate
-            exprs.append(expr)
-            kept.append(i)
-        if not kept:
+        exprs = [
+            (b"(?mi)" if self.patterns[i].caseless else b"(?m)") + self.patterns[i].regex.encode()
+            for i in ids
+        ]
+        group = _SetGroup(exprs)
+        if not group.kept:
             return None, []
-        return _SetGroup(exprs), kept
+        return group, [ids[j] for j in group.kept]
 
     def _utf8_set(self) -> tuple[Any, list[int]]:
         """The RE2 Set of the patterns hyperscan reads as UTF-8, for the blocks that are

@@ -37,3 +37,10 @@ def test_the_shipped_rules_scan_alike_without_hyperscan(shipped) -> None:  # typ
     b = diagnose_text(shipped, text, use_hyperscan=False).to_json()
     a["stats"].pop("seconds"), b["stats"].pop("seconds")
     assert a == b and a["causes"]
+
+
+def test_a_pattern_re2_refuses_is_left_out_and_the_others_keep_their_places() -> None:
+    exprs = [b"(?m)alpha \\d+", b"(?m)(a)\\1", b"(?m)gamma"]  # RE2 has no backreferences
+    group = scanner._SetGroup(exprs)
+    assert group.kept == [0, 2]
+    assert sorted(group.kept[i] for i in group.Match(b"x\ngamma\nalpha 3\n")) == [0, 2]

@@ -74,3 +74,43 @@ def test_a_module_elsewhere_is_no_checkout(shipped: Any) -> None:
         "ModuleNotFoundError: No module named 'apex'\n"
     )
     assert not any(s.startswith("imports/") for s in _findings(diagnose_text(shipped, text)))
+
+
+# Python prints `No module named 'a.b'` only once `a` was imported: an `a` that is not the
+# job's own folder is an installed release that lacks `b` (installed-module-lacks-name)
+LMFLOW = ROOT / "corpora/batch-2026-12-01f/codever-lmflow-913-no-module-transformers-deepspeed.log"
+KERAS = ROOT / "corpora/batch-2026-12-01g/codever-keras-14440-cannot-import-multi-gpu-model.log"
+
+
+def test_gate_batch_2026_12_01f_a_submodule_missing_from_an_installed_package(
+    shipped: Any,
+) -> None:
+    # LMFlow#913: transformers 4.46 dropped transformers.deepspeed; fine with 4.45.2
+    diag = diagnose_paths(shipped, [LMFLOW])
+    assert diag.causes[0].id == "code-version-mismatch"
+    assert diag.causes[0].params["module"] == "transformers"
+
+
+def test_gate_batch_2026_12_01g_a_name_missing_under_a_dotted_from_line(shipped: Any) -> None:
+    # keras-team/keras#14440: keras 2.4 removed keras.utils.multi_gpu_model
+    diag = diagnose_paths(shipped, [KERAS])
+    assert [c.id for c in diag.causes] == ["code-version-mismatch"]
+    assert diag.causes[0].params["module"] == "keras.utils"
+
+
+def test_a_submodule_of_the_jobs_own_package_is_no_release(shipped: Any) -> None:
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/me/work/mmseg_custom/tools/train.py", line 12, in <module>\n'
+        "    from mmseg_custom.apis import train_segmentor\n"
+        "ModuleNotFoundError: No module named 'mmseg_custom.apis'\n"
+    )
+    diag = diagnose_text(shipped, text)
+    assert [c.id for c in diag.causes] == ["pythonpath-missing"]
+    assert diag.causes[0].params == {"module": "mmseg_custom"}
+
+
+def test_a_bare_top_level_name_proves_no_release(shipped: Any) -> None:
+    # a checkout shadowed by an unrelated installed `nets` prints the same line
+    text = "    from nets import inception_resnet_v2\nImportError: cannot import name inception_resnet_v2\n"
+    assert [c.id for c in diagnose_text(shipped, text).causes] == ["pythonpath-missing"]

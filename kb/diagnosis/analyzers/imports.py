@@ -6,8 +6,15 @@ The traceback says which: when X is a folder on the path of the job's own files 
 frame `File "deeplab2/model/deeplab_test.py"` above `No module named 'deeplab2'`, the
 script started as `python official/vision/train.py`), X is that checkout, which Python
 finds only from its root (PYTHONPATH or the working folder). A folder under
-site-packages or dist-packages is an installed package instead (a missing submodule of
-it is another release's layout), so it says nothing here.
+site-packages or dist-packages is an installed package instead.
+
+The dotted name says more, by Python's own import rules: `No module named 'a.b'` is
+printed only once `a` was found and imported, so an `a` that is not the job's own
+folder is an installed package whose release lacks `b` (another release's layout).
+Likewise `cannot import name 'x'` right under a frame's `from a.b import x` (or with
+`from 'a.b' (…/site-packages/…)` in the message itself): the installed module exists
+and lacks the name. A bare top-level name (`from nets import x`) is left alone: a
+checkout shadowed by an unrelated installed package prints the same.
 """
 
 from __future__ import annotations
@@ -19,11 +26,19 @@ from kb.util.lazyre import LazyPattern
 _MISSING = r"No module named '?([A-Za-z_][\w.]*)"
 _FRAME = r"File \"([^\"]+\.py)\", line \d+"
 _SCRIPT = r"\bpython[\d.]*\s+(?:-[\w-]+\s+)*([\w./-]+\.py)\b"
+_CANNOT = r"cannot import name '?(\w+)'?(?: from '([\w.]+)' \(([^)]*)\))?"
+_FROM_LINE = r"^\s+from ([A-Za-z_][\w.]*) import "
 _INSTALLED = frozenset({"site-packages", "dist-packages"})
 TAPS_CAP = 400
 _READ = {
     tap: LazyPattern(p)
-    for tap, p in (("missing", _MISSING), ("frame", _FRAME), ("script", _SCRIPT))
+    for tap, p in (
+        ("missing", _MISSING),
+        ("frame", _FRAME),
+        ("script", _SCRIPT),
+        ("cannot", _CANNOT),
+        ("from", _FROM_LINE),
+    )
 }
 
 
@@ -33,11 +48,17 @@ class Imports(Analyzer):
         Tap("missing", _MISSING, cap=50),
         Tap("frame", _FRAME, cap=TAPS_CAP),
         Tap("script", _SCRIPT, cap=50),
+        Tap("cannot", _CANNOT, cap=50),
+        Tap("from", _FROM_LINE, cap=TAPS_CAP),
     )
 
     def __init__(self) -> None:
         super().__init__()
-        self.missing: list[tuple[str, Evidence]] = []  # (top-level module, its line)
+        self.missing: list[tuple[str, Evidence]] = []  # (module as named, its line)
+        # (installed module, its line, how sure): a dotted missing module is Python's own
+        # word; a name missing under a frame's `from a.b import` is the weaker reading
+        self.lacking: list[tuple[str, Evidence, float]] = []
+        self.last_from: tuple[int, str] | None = None  # (line, module) of `from a.b import`
         self.paths: dict[str, list[tuple[list[str], Evidence]]] = {}  # file -> own paths
 
     def feed(self, tap: str, line_no: int, text: str) -> None:
@@ -45,18 +66,28 @@ class Imports(Analyzer):
         m = rx.search(text) if rx is not None else None
         if m is None:
             return
+        if tap == "from":
+            self.last_from = (line_no, m[1])
+            return
         ev = self.evidence(line_no, text, m.start(1), m.end(1), tap)
         if tap == "missing":
-            self.missing.append((m[1].split(".")[0], ev))
+            self.missing.append((m[1], ev))
+        elif tap == "cannot":
+            module = _lacking_module(m[2], m[3], self.last_from, line_no)
+            if module:
+                self.lacking.append((module, ev, 0.7 if m[2] else 0.6))
         else:
             folders = m[1].replace("\\", "/").split("/")[:-1]
             self.paths.setdefault(self.file, []).append((folders, ev))
 
     def finish(self, facts: Facts) -> Report:
         report = Report()
-        for module, ev in self.missing:
+        for name, ev in self.missing:
+            module = name.split(".")[0]
             where = _own_folder(module, self.paths.get(ev.file, []))
             if where is None:
+                if "." in name:
+                    self.lacking.append((name.rsplit(".", 1)[0], ev, 0.7))
                 continue
             report.findings.append(
                 Finding(
@@ -70,7 +101,36 @@ class Imports(Analyzer):
                 )
             )
             break  # one is enough: the others are the same checkout
+        for module, ev, sure in self.lacking:
+            if _own_folder(module.split(".")[0], self.paths.get(ev.file, [])) is not None:
+                continue  # the job's own package: its checkout, not a release
+            report.findings.append(
+                Finding(
+                    "installed-module-lacks-name",
+                    "installed-module-lacks-name",
+                    sure,
+                    f"the installed module {module!r} was found but lacks what the code "
+                    "imports from it: another release of it than the code was written for",
+                    [ev],
+                    {"module": module},
+                )
+            )
+            break
         return report
+
+
+def _lacking_module(
+    named: str | None, path: str | None, last_from: tuple[int, str] | None, line_no: int
+) -> str | None:
+    """The installed module a `cannot import name` line says lacks the name: the one the
+    message names when its file is under site-packages, else the dotted module of the
+    `from a.b import` frame line just above (a bare top-level name proves nothing)."""
+    if named:
+        folders = set((path or "").replace("\\", "/").split("/"))
+        return named if _INSTALLED & folders or "." in named else None
+    if last_from is not None and 0 < line_no - last_from[0] <= 2 and "." in last_from[1]:
+        return last_from[1]
+    return None
 
 
 def _own_folder(module: str, paths: list[tuple[list[str], Evidence]]) -> Evidence | None:

@@ -214,9 +214,20 @@ def catalogue_signatures(messages: Any, causes: Any) -> dict[str, list[Signature
 
 
 def _own_matchers(cause: Any) -> tuple[MatcherSpec, ...]:
-    """The cause's own regex and substring matchers, as line-scope vetoes."""
+    """The cause's own regex and substring matchers that fire their signature by
+    themselves, as line-scope vetoes. A matcher of an `and` signature, of one that needs
+    another (`alone: false`), several hits or the log's end, is one part of a piece of
+    evidence (often a broad word such as `paddle`): it must not silence a catalogued
+    message on every line that merely holds that word."""
     seen: dict[tuple[str, str, bool, tuple[Bound, ...]], MatcherSpec] = {}
     for sig in getattr(cause, "signatures", ()):
+        if (
+            getattr(sig, "condition", "or") == "and"
+            or not getattr(sig, "alone", True)
+            or getattr(sig, "min_hits", 1) > 1
+            or getattr(sig, "at_end", False)
+        ):
+            continue
         for mt in sig.matchers:
             if mt.type in ("regex", "substring"):
                 key = (mt.type, mt.pattern or mt.text, mt.ignore_case, mt.where)

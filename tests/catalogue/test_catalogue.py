@@ -315,3 +315,23 @@ def test_a_catalogue_signature_never_doubles_a_rule() -> None:
     catalogued = [s for s in sigs if s.id.startswith("catalogued: ")]
     assert catalogued and all(s.weight < 0.8 for s in catalogued)
     assert all(all(u.scope == "line" for u in s.unless) for s in catalogued)
+
+
+def test_a_broad_part_of_a_rules_and_signature_does_not_silence_the_catalogue() -> None:
+    # PaddleClas#3190: paddle-launch-mode's `and` signature has a matcher `\bpaddle` (one
+    # part of its evidence, with a command line): it vetoed every catalogued Paddle
+    # message on any line holding the word, so Paddle's own "FLAGS_selected_gpus is
+    # needed, but not set" named nothing
+    from kb.authoring.checked import load_rules
+    from kb.diagnosis.engine import diagnose_paths
+
+    log = corpora.path(
+        "batch-2026-12-01g", "launch-paddleclas-3190-flags-selected-gpus-not-set-zh.log"
+    )
+    result = diagnose_paths(load_rules(), [log]).to_json(explain=True)
+    top = result["causes"][0]
+    assert top["id"] == "paddle-launch-mode"
+    assert (
+        "catalogued: paddle ValueError: paddle.distributed initialize error" in top["explanation"]
+    )
+    assert top["evidence"][0]["line"] == 1

@@ -13,8 +13,9 @@ error of another kind than the cause's: x0.6; a framework the logs do not show: 
 
 A failure symptom (`failure:` in rules/symptoms, `kb.diagnosis.failure`) also names
 causes of its own (`failure.causes`: the OOM killer behind a rank killed by signal 9),
-weighed alike; a generic cause (a timeout) is a candidate only where a failure section
-names it. The frameworks the logs show are those whose paths or modules they print
+weighed alike, each place further down its list a little less (`LISTED_LOWER`: the
+section lists them likeliest first); a generic cause (a timeout) is a candidate only
+where a failure section names it. The frameworks the logs show are those whose paths or modules they print
 (`kb.diagnosis.analyzers.setting`) and those whose catalogued messages the symptom's
 lines are (the vocabulary's `frameworks.libraries`: a c10d store message is PyTorch's).
 Equal weights break by the cause's own weak evidence, then its prior, then its id.
@@ -37,6 +38,9 @@ TOP = 3
 MIN_SHARE = 0.1
 SEVERAL_SYMPTOMS = 0.5  # extra weight per further observed symptom a cause explains
 ON_FAILING_LINE = 4.0  # a cause whose own (weak) signature matches the failing line
+# a failure section lists its causes likeliest first (the author's knowledge of that
+# failure): each place further down weighs a cause this much less
+LISTED_LOWER = 0.93
 
 
 @record()
@@ -158,10 +162,12 @@ def symptom_candidates(
     signatures that carry a note (a specific observation, never a generic word)."""
     ctx = JobContext.from_facts(facts)
     named: dict[str, list[str]] = {}  # cause -> the failure symptoms shown that name it
+    place: dict[str, int] = {}  # cause -> its best place in those sections' lists
     for sid in shown:
         spec = getattr(rules.symptoms.get(sid), "failure", None) or {}
-        for cid in spec.get("causes", []):
+        for i, cid in enumerate(spec.get("causes", [])):
             named.setdefault(cid, []).append(sid)
+            place[cid] = min(i, place.get(cid, i))
     ctx.frameworks |= _libraries_shown(shown, rules.vocabulary)
     scored: list[tuple[float, int, float, str, str, str]] = []
     # (weight, lines of its own evidence, prior, cause, symptom, why)
@@ -191,6 +197,11 @@ def symptom_candidates(
             parts.append(f"its evidence is the failing line: x{ON_FAILING_LINE:g}")
         if len(explains) > 1:
             parts.append(f"explains {len(explains)} of the symptoms shown")
+        if place.get(cid):
+            weight *= LISTED_LOWER ** place[cid]
+            parts.append(
+                f"listed {place[cid] + 1}. for the failure: x{LISTED_LOWER ** place[cid]:.2f}"
+            )
         for factor, reason in ctx.factors(cause.traits, cause.area, rules.vocabulary):
             weight *= factor
             parts.append(f"{reason}: x{factor:g}")

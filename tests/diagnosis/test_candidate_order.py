@@ -140,3 +140,22 @@ def test_a_pasted_exception_close_to_a_known_message_keeps_that_messages_cause()
     diag = diagnose_text(rules, LISTEN + "\n")
     assert diag.causes and diag.causes[0].id == "port-in-use"  # the corpus's label
     assert diag.failure is not None, "the pasted exception is still a failure"
+
+
+def test_gate_batch_2026_12_01g_a_failure_sections_order_breaks_near_ties(shipped) -> None:
+    # Peterande/D-FINE#118 (a title): only the watchdog's WorkNCCL(...) ran for ... part;
+    # job-hang lists nccl-timeout-hang first, code-version-mismatch (prior 0.35) seventh
+    from kb.diagnosis.candidates import LISTED_LOWER
+    from kb.diagnosis.engine import diagnose_paths
+    from tests import corpora_loader as corpora
+
+    log = corpora.path(
+        "batch-2026-12-01g", "hang-dfine-118-two-a100-allreduce-timeout-title-zh.log"
+    )
+    causes = diagnose_paths(shipped, [log]).causes
+    assert [c.id for c in causes][:2] == ["nccl-timeout-hang", "nccl-wrong-interface"]
+    # the same two causes weighed directly: the second listed loses one step
+    ev = Evidence("pasted", 1, causes[0].evidence[0].text)
+    direct = symptom_candidates(shipped, {"job-hang": [ev]}, {}, {})
+    assert [c.id for c in direct][:1] == ["nccl-timeout-hang"]
+    assert f"listed 2. for the failure: x{LISTED_LOWER:.2f}" in direct[1].explanation

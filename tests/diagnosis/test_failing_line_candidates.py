@@ -20,9 +20,20 @@ def test_gate_batch_2026_12_01b_gloo_mesh_failure_as_the_final_exception_names_t
     diag = diagnose_paths(shipped, [log])
     assert diag.failure is not None and diag.failure.evidence.line == 2
     first = diag.causes[0]
-    assert (first.id, first.basis) == ("nccl-wrong-interface", "symptom")
+    # the line is a failure wherever it shows (ProcessGroupGloo's constructor throws it):
+    # its own signature names the cause, above the symptom level
+    assert (first.id, first.basis) == ("nccl-wrong-interface", "evidence")
+    assert first.confidence > 0.5
+    assert [e.line for e in first.evidence] == [2]
+
+
+def test_gate_batch_2026_11_29_a_weak_note_on_the_failing_line_lifts_its_cause(shipped) -> None:
+    # NVIDIA/nccl#473: nccl-tests under conda, `unhandled system error`; the shm note's
+    # line is the one that failed
+    log = ROOT / "corpora/batch-2026-11-29/shm-nccl-473-nccl-tests-conda-unhandled-system-error.log"
+    first = diagnose_paths(shipped, [log]).causes[0]
+    assert (first.id, first.basis) == ("nccl-shm-too-small", "symptom")
     assert f"its evidence is the failing line: x{ON_FAILING_LINE:g}" in first.explanation
-    assert any(e.line == 2 for e in first.evidence)
 
 
 def test_gate_batch_2026_12_01c_exception_raised_in_dataset_code_is_the_datas(shipped) -> None:

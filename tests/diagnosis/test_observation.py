@@ -101,7 +101,8 @@ def test_gate_batch_2026_12_01d_a_pasted_gloo_mesh_failure_asks_about_the_interf
         CORPORA / "batch-2026-12-01d/iface-gpustack-2125-short-gloo-connectfullmesh-two-workers.log"
     )
     diag = diagnose_paths(shipped, [log])
-    assert _ids(diag)[:1] == [("nccl-wrong-interface", BASIS_OBSERVATION)]
+    # a failure wherever it shows: its own signature, not an observation, names the cause
+    assert _ids(diag)[:1] == [("nccl-wrong-interface", "evidence")]
 
 
 def test_gate_batch_2026_12_01d_a_pasted_nccl_tuning_variable_asks_about_it(shipped) -> None:

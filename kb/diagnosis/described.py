@@ -76,6 +76,8 @@ _PROBLEM = re.compile(
     r"not work(?:ing)?|low(?:er)?|poor|time[sd]? ?out|crash(?:es|ed)?|problem|wrong|bottleneck|"
     r"idle|instead of|only (?:one|1|uses?)|refused|denied|unreachable|missing|not found)\b"
     r"|慢|卡住|卡死|卡在|报错|失败|错误|无法|不能|问题|不通|超时|异常|找不到|不动"
+    # a person asking how to get what the job does not do ("请问如何去使1个进程占1个显卡")
+    r"|请问|如何|怎么|怎样|\bhow (?:do|can|could|should) (?:i|we|you)\b"
 )
 _STOP = frozenset(
     "the a an of to in on and or is are be it its this that for with as by at from when not "

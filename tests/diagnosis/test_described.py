@@ -23,6 +23,8 @@ CORPORA = ROOT / "corpora"
 GETI = CORPORA / "batch-2026-11-30c/input-geti-5958-gpu-idle-data-time.log"
 FLEETX_ZH = CORPORA / "batch-2026-12-01/iface-fleetx-1054-multinode-stuck-after-init-nccl.log"
 P2P = CORPORA / "batch-2026-12-01b/p2p-nccl-382-prose-containers-one-gpu-each-socket-not-p2p.log"
+# a question, not a complaint word: "请问如何去使1个进程占1个显卡呢？"
+ONE_GPU_ZH = CORPORA / "batch-2026-12-02/c-rankmap-insightface-1571-mpirun-np2-both-on-gpu0-zh.log"
 
 
 def _first(diag: Any) -> tuple[str, str]:
@@ -35,8 +37,14 @@ def _first(diag: Any) -> tuple[str, str]:
         (GETI, "input-pipeline-bottleneck"),  # open-edge-platform/geti#5958
         (FLEETX_ZH, "nccl-wrong-interface"),  # PaddlePaddle/FleetX#1054, in Chinese
         (P2P, "nccl-p2p-failure"),  # NVIDIA/nccl#382
+        (ONE_GPU_ZH, "gpu-rank-mapping"),  # deepinsight/insightface#1571, in Chinese
     ],
-    ids=["dataloader-idle-gpu", "zh-stuck-after-init", "containers-socket-not-p2p"],
+    ids=[
+        "dataloader-idle-gpu",
+        "zh-stuck-after-init",
+        "containers-socket-not-p2p",
+        "zh-how-one-gpu-each",
+    ],
 )
 def test_gate_batch_prose_that_names_no_line_is_read_for_its_cause(
     shipped: Any, log: Path, cause: str

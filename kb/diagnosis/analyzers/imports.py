@@ -8,7 +8,8 @@ script started as `python official/vision/train.py`), X is that checkout, which 
 finds only from its root (PYTHONPATH or the working folder). A folder under
 site-packages or dist-packages is an installed package instead.
 
-The dotted name says more, by Python's own import rules: `No module named 'a.b'` is
+The dotted name says more, by Python 3's own import rules: `No module named 'a.b'`
+(quoted; Python 2's unquoted form names the whole path whatever part is missing) is
 printed only once `a` was found and imported, so an `a` that is not the job's own
 folder is an installed package whose release lacks `b` (another release's layout).
 Likewise `cannot import name 'x'` right under a frame's `from a.b import x` (or with
@@ -23,7 +24,7 @@ from kb.diagnosis.analyzers.base import Analyzer, Facts, Finding, Report, Tap
 from kb.diagnosis.model import Evidence
 from kb.util.lazyre import LazyPattern
 
-_MISSING = r"No module named '?([A-Za-z_][\w.]*)"
+_MISSING = r"No module named ('?)([A-Za-z_][\w.]*)"
 _FRAME = r"File \"([^\"]+\.py)\", line \d+"
 _SCRIPT = r"\bpython[\d.]*\s+(?:-[\w-]+\s+)*([\w./-]+\.py)\b"
 _CANNOT = r"cannot import name '?(\w+)'?(?: from '([\w.]+)' \(([^)]*)\))?"
@@ -69,9 +70,12 @@ class Imports(Analyzer):
         if tap == "from":
             self.last_from = (line_no, m[1])
             return
-        ev = self.evidence(line_no, text, m.start(1), m.end(1), tap)
+        group = 2 if tap == "missing" else 1
+        ev = self.evidence(line_no, text, m.start(group), m.end(group), tap)
         if tap == "missing":
-            self.missing.append((m[1], ev))
+            # Python 2 names the whole dotted path whatever part is missing; Python 3
+            # quotes what it could not find, so only a quoted `a.b` says `a` was found
+            self.missing.append((m[2] if m[1] else m[2].split(".")[0], ev))
         elif tap == "cannot":
             module = _lacking_module(m[2], m[3], self.last_from, line_no)
             if module:

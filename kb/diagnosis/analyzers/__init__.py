@@ -26,6 +26,7 @@ def default_analyzers(
     from kb.diagnosis.analyzers.nccl import NcclInfo
     from kb.diagnosis.analyzers.nccl_errors import NcclErrors
     from kb.diagnosis.analyzers.nccl_plugins import NcclPlugins
+    from kb.diagnosis.analyzers.nccl_tests_runs import NcclTestsRuns
     from kb.diagnosis.analyzers.progress import Progress
     from kb.diagnosis.analyzers.setting import Setting
     from kb.diagnosis.analyzers.stall import Stall
@@ -38,6 +39,7 @@ def default_analyzers(
         Commands(),
         NcclInfo(),
         NcclPlugins(),
+        NcclTestsRuns(),
         Topology(),  # after those that say whether the job is slow: a matrix alone is no cause
         Gloo(),
         NcclErrors(),

@@ -5,11 +5,12 @@ Why it exists: one place that owns the state a session needs (the knowledge base
 scanning logs) that run in worker threads, so every screen stays a thin view. Attributes
 go down, messages come up: a screen is handed the session and hosts it shows, and posts a
 `dlperf_tui.messages` message for what only the app does (open a screen, copy, export).
+Its parts, one module each: `held_keys.py` (input before the rules load), `scanning.py`
+(a log scan and its busy dialog), `copy_export.py` (a fix copied, the runbook exported).
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import sys
 import threading
@@ -23,6 +24,9 @@ from textual.notifications import SeverityLevel
 
 from dlperf_tui import messages
 from dlperf_tui.commands import KnowledgeCommands
+from dlperf_tui.copy_export import CopyAndExport
+from dlperf_tui.held_keys import HeldKeys
+from dlperf_tui.scanning import LogScans
 from dlperf_tui.screens.start import StartScreen
 from kb.util.errors import UserError
 from kb.util.textsafe import safe, safe_line
@@ -31,17 +35,10 @@ if TYPE_CHECKING:  # these load after the first frame (the engine's in a worker)
     from dlperf_tui.hosts import Hosts
     from dlperf_tui.screens.dialogs import BusyScreen
     from kb.rules.knowledge import KnowledgeBase
-    from kb.rules.schema.models import Fix, FixCommand
     from kb.walk.session import Session
 
-BUSY_DELAY = 0.3  # seconds before a running scan shows its progress dialog
-QUIT_KEYS = frozenset({"ctrl+q", "ctrl+c"})  # never held back while the rules load
-EDIT_KEYS = frozenset(  # typing in a text box needs no rules: never held back
-    {"enter", "backspace", "delete", "left", "right", "up", "down", "home", "end", "tab"}
-)
 
-
-class DlperfHelpApp(App[int]):
+class DlperfHelpApp(HeldKeys, LogScans, CopyAndExport, App[int]):
     """`dlperf-help` in a terminal: paste a log or pick a symptom, walk to the fix."""
 
     TITLE = "dlperf-help"
@@ -136,35 +133,6 @@ class DlperfHelpApp(App[int]):
         if self.kb is None:
             self.set_timer(0.05, self.load_rules)
 
-    async def on_event(self, event: events.Event) -> None:
-        """Keys that come before the knowledge base has loaded (and pastes after them)
-        are held, then replayed in order once it has: what is typed at the first frame
-        is acted on, never dropped. Typing into a text box and quitting go on at once."""
-        if self.kb is None and self._holds(event):
-            self._held.append(event)  # type: ignore[arg-type]  # a Key or a Paste
-            return
-        await super().on_event(event)
-
-    def _holds(self, event: events.Event) -> bool:
-        if isinstance(event, events.Paste):
-            return bool(self._held)  # after held keys: in its turn
-        if not isinstance(event, events.Key) or event.is_forwarded or event.key in QUIT_KEYS:
-            return False
-        if self._held:
-            return True
-        from textual.widgets import Input, TextArea
-
-        typing = event.is_printable or event.key in EDIT_KEYS
-        return not (typing and isinstance(self.focused, (Input, TextArea)))
-
-    def _replay_held(self) -> None:
-        held, self._held = self._held, []
-        for event in held:
-            if isinstance(event, events.Key):
-                self.post_message(events.Key(event.key, event.character))
-            else:
-                self.post_message(events.Paste(event.text))
-
     @work(thread=True, exclusive=True, group="rules")
     def load_rules(self) -> None:
         from kb.authoring.checked import load_kb
@@ -218,93 +186,6 @@ class DlperfHelpApp(App[int]):
             self.diagnose(*pending)
         elif self.start_log is not None:
             self.diagnose(path=self.start_log)
-
-    # ------------------------------------------------------------ diagnosis
-
-    def diagnose(self, text: str | None = None, path: Path | None = None) -> None:
-        """Scan a pasted log or a file in a worker; the result opens the diagnosis view."""
-        if self.session is None or self.kb is None:  # scan once the rules are loaded
-            self._pending = (text, path)
-            if self._busy is None:
-                from dlperf_tui.screens.dialogs import BusyScreen
-
-                self._busy = BusyScreen("Loading the knowledge base…")
-                self.push_screen(self._busy, self._busy_closed)
-            return
-        if path is not None and not path.is_file():
-            self.notify(f"{path}: no such file", severity="error")
-            return
-        name = str(path) if path is not None else "pasted log"
-        self.session.set_log(name, text=text, path=path)
-        if path is not None:  # offered again next run; a pasted log's text never is
-            from kb.walk.state import remember_log
-
-            notice = remember_log(path)
-            if notice is not None:
-                self.notify(notice, severity="warning")
-        from dlperf_tui.screens.dialogs import BusyScreen
-
-        self._busy = BusyScreen(f"Scanning {name}…", measured=path is not None)
-        self.set_timer(BUSY_DELAY, self._show_busy)
-        self._cancel_scan = threading.Event()
-        self._diagnose_worker(text, path, name, self._cancel_scan)
-
-    def _show_busy(self) -> None:
-        if self._busy is not None and not self._busy.is_attached:
-            self.push_screen(self._busy, self._busy_closed)
-
-    def _busy_closed(self, cancel: bool | None) -> None:
-        if cancel:
-            self._pending = None
-            self._cancel_scan.set()
-            self.workers.cancel_group(self, "diagnose")
-            self._busy = None
-            self.notify("Scan cancelled.")
-
-    @work(thread=True, exclusive=True, group="diagnose")
-    def _diagnose_worker(
-        self, text: str | None, path: Path | None, name: str, cancel: threading.Event
-    ) -> None:
-        from dlperf_tui.jobs import Cancelled, diagnose
-
-        assert self.kb is not None
-        try:
-            diag = diagnose(
-                self.kb,
-                text=text,
-                path=path,
-                name=name,
-                cancel=cancel,
-                progress=lambda f: self.call_from_thread(self._progress, f),
-            )
-        except Cancelled:
-            return
-        except OSError as exc:
-            self.call_from_thread(self._diagnosis_failed, f"{name}: {exc.strerror or exc}")
-            return
-        if not cancel.is_set():
-            self.call_from_thread(self._diagnosis_done, diag)
-
-    def _progress(self, fraction: float) -> None:
-        if self._busy is not None and self._busy.is_attached:
-            self._busy.progress(fraction)
-
-    def _end_busy(self) -> None:
-        busy, self._busy = self._busy, None
-        if busy is not None and busy.is_attached:
-            busy.dismiss(False)
-
-    def _diagnosis_failed(self, message: str) -> None:
-        self._end_busy()
-        self.notify(message, severity="error")
-
-    def _diagnosis_done(self, diag: object) -> None:
-        from dlperf_tui.screens.diagnosis import DiagnosisScreen
-
-        self._end_busy()
-        assert self.session is not None
-        self.session.diagnosis = diag  # type: ignore[assignment]
-        self.push_screen(DiagnosisScreen(self.session))
 
     # ------------------------------------------------------------ walk and cards
 
@@ -366,83 +247,6 @@ class DlperfHelpApp(App[int]):
         self.export_runbook()
 
     # ------------------------------------------------------------ actions
-
-    def copy_fix(
-        self, fix: Fix, params: dict[str, str], commands: list[FixCommand] | None = None
-    ) -> None:
-        """Copy the fix's commands (default: all) as lines ready to paste, every value filled
-        in by kb's builder; a value still missing or refused is asked for first."""
-        from dlperf_tui import fixscript
-        from dlperf_tui.screens.dialogs import ValuesScreen
-
-        if not (fixscript.chosen(fix, params) if commands is None else commands):
-            self.notify("This fix has no command to copy; read its steps.")
-            return
-        need = fixscript.needed(fix, params, commands)
-        if not need:
-            self.copy_command(fixscript.script(fix, params, commands))
-            return
-
-        def entered(values: dict[str, str] | None) -> None:
-            if values is not None:
-                self.copy_fix(fix, {**params, **values}, commands)
-
-        names = ", ".join(n.name for n in need)
-        self.push_screen(
-            ValuesScreen(f"Copying needs {names}", need, lambda n, v: fixscript.refusal(fix, n, v)),
-            entered,
-        )
-
-    def copy_command(self, command: str) -> None:
-        """Copy to the clipboard (OSC 52) and show the command, for terminals without one."""
-        self.copy_to_clipboard(command)
-        self.notify(
-            f"{command}\n\nCopied (OSC 52). No clipboard in this terminal? Select the "
-            "command with the mouse (shift+drag in tmux).",
-            title="Copied",
-            timeout=10,
-        )
-
-    def runbook_path(self) -> Path:
-        """Where a runbook goes unless the user says otherwise."""
-        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        return (self.export_dir or Path.cwd()) / f"dlperf-help-session-{stamp}.md"
-
-    def ask_export(self) -> None:
-        """`e`: ask where the runbook goes (the default filled in), then write it there."""
-        from dlperf_tui.screens.dialogs import SavePathScreen
-
-        if self.session is None:
-            return
-
-        def chosen(path: Path | None) -> None:
-            if path is not None:
-                self.export_runbook(path)
-
-        self.push_screen(SavePathScreen("Export the runbook to", self.runbook_path()), chosen)
-
-    def export_runbook(self, target: Path | None = None) -> Path | None:
-        """Write the session's runbook to `target` (None: the default, else the home folder);
-        returns the file, or None when it could not be written. Says where either way."""
-        from kb.markdown import session_runbook
-
-        if self.session is None:
-            return None
-        text = session_runbook.render(self.session)
-        default = self.runbook_path()
-        tries = [target] if target is not None else [default, Path.home() / default.name]
-        problem = ""
-        for path in tries:
-            try:
-                path.write_text(text, encoding="utf-8")
-            except OSError as exc:
-                problem = f"{path}: {exc.strerror or exc}"
-                continue
-            self.exported = path.absolute()
-            self.notify(f"Runbook written to {self.exported}", title="Exported", timeout=10)
-            return path
-        self.notify(f"Could not write the runbook: {problem}", severity="error")
-        return None
 
     def action_help(self) -> None:
         from dlperf_tui.screens.help import HelpScreen

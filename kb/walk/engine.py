@@ -26,152 +26,46 @@ matching value (or the log shows their cause).
 The walk is settled when a confirmed cause holds `SETTLED`; with no step left it offers a
 cause above `LIKELY_END`, else says honestly the case is not in the knowledge base yet.
 State is recomputed by replaying the events, so undo is dropping the last one.
+
+Where each part lives: this module keeps the walk (candidates, the path, the end);
+`model.py` the records (steps, outcomes, events, beliefs, conclusions); `beliefs.py` the
+update rule; `steps.py` the steps made from the rules and their p/C order.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from kb.checks.model import CheckResult
-from kb.diagnosis.percent import confidence_text
 from kb.rules.knowledge import KnowledgeBase
 from kb.rules.schema.models import Check, Question, text_of
+from kb.walk import beliefs as update
+from kb.walk import steps as offer
+from kb.walk.beliefs import (
+    BLIND_WEIGHT,
+    CONFIRM_FACTOR,
+    CONFIRM_RATIO,
+    DEFAULT_LIKELIHOOD,
+    OTHER,
+    OTHER_ODDS,
+    RULE_OUT_RATIO,
+    SETTLED,
+    State,
+)
+from kb.walk.model import Belief, Conclusion, Event, Outcome, Step, WalkError
+from kb.walk.steps import HEALTHY
 
 if TYPE_CHECKING:
     from kb.diagnosis.model import Diagnosis
 
-OTHER = "(other)"  # the cause the knowledge base does not know
-OTHER_ODDS = 0.1
-CONFIRM_FACTOR = 20.0
-SETTLED = 0.8
+__all__ = [  # the walk's names, as its callers import them from here
+    "BLIND_WEIGHT", "CONFIRM_FACTOR", "CONFIRM_RATIO", "DEFAULT_LIKELIHOOD", "HEALTHY",
+    "LIKELY_END", "OTHER", "OTHER_ODDS", "RULE_OUT_RATIO", "SETTLED", "Belief", "Conclusion",
+    "Event", "Outcome", "Step", "Walk", "WalkError",
+]  # fmt: skip
+
 LIKELY_END = 0.5
-RULE_OUT_ONLY_WEIGHT = 0.5
-MAX_CONFIDENCE = 0.99
-HEALTHY = "the node is healthy on this point"
-# (sensitivity, false-alarm rate) of a check whose rule gives none, by kind
-DEFAULT_LIKELIHOOD = {
-    "node": (0.9, 0.05),  # a read-only look at one node
-    "pair": (0.9, 0.05),  # a probe from each node to each other
-    "test": (0.95, 0.05),  # a test run (not read-only): closer to the real job
-}
-BLIND_WEIGHT = 0.1  # what is left of a check's power on a variant it does not test
-CONFIRM_RATIO = 5.0
-RULE_OUT_RATIO = 0.2
-
-StepKind = Literal["question", "check"]
-EventKind = Literal["answer", "check", "skip", "choose"]
-Status = Literal["open", "confirmed", "ruled_out"]
-EndKind = Literal["settled", "chosen", "likely", "unknown"]
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """One possible result of a step and what it does to the causes."""
-
-    id: str
-    text: str
-    confirms: tuple[str, ...] = ()
-    rules_out: tuple[str, ...] = ()
-    ratios: tuple[tuple[str, float], ...] = ()  # a check's likelihood ratio per cause
-    sets: tuple[tuple[str, str], ...] = ()  # values an answer establishes
-
-
-@dataclass(frozen=True)
-class Step:
-    """A question to ask or a check to run, with its place in the p/C order."""
-
-    kind: StepKind
-    id: str
-    title: str
-    cost: float
-    outcomes: tuple[Outcome, ...]
-    p_settle: float = 0.0
-    help: str = ""
-    check: Check | None = None
-    cause: str | None = None  # the cause a check belongs to
-    question: Question | None = None
-
-    @property
-    def key(self) -> str:
-        """Unique within a walk: a question and a check may share an id."""
-        return f"{self.kind}:{self.id}"
-
-    @property
-    def efficiency(self) -> float:
-        return self.p_settle / self.cost
-
-    def outcome(self, outcome_id: str) -> Outcome:
-        found = [o for o in self.outcomes if o.id == outcome_id]
-        if not found:
-            raise KeyError(f"step '{self.id}' has no outcome '{outcome_id}'")
-        return found[0]
-
-
-@dataclass
-class Event:
-    """One step of the path taken."""
-
-    kind: EventKind
-    step_id: str
-    step_title: str
-    outcome: str = ""  # answer id, check status, or chosen cause
-    outcome_text: str = ""
-    confirms: tuple[str, ...] = ()
-    rules_out: tuple[str, ...] = ()
-    record: CheckResult | None = None
-    step_kind: str = ""  # what was skipped: "question" or "check"
-    ratios: tuple[tuple[str, float], ...] = ()
-    sets: tuple[tuple[str, str], ...] = ()
-
-    @property
-    def step_key(self) -> str:
-        kind = {"answer": "question", "check": "check"}.get(self.kind, self.step_kind)
-        return f"{kind}:{self.step_id}"
-
-    def summary(self) -> str:
-        """One line of the path: what was asked or run, and what came of it."""
-        found = f" ({self.outcome_text})" if self.outcome_text else ""
-        return {
-            "answer": f"{_short(self.step_title)} → {self.outcome_text}",
-            "check": f"check {self.step_id} → {self.outcome}{found}",
-            "skip": f"skipped: {_short(self.step_title)}",
-        }.get(self.kind, f"chose: {self.outcome_text}")
-
-
-@dataclass
-class Belief:
-    """Where one cause stands."""
-
-    id: str
-    title: str
-    p: float
-    status: Status
-    reasons: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Conclusion:
-    """Where a walk ended: a cause and its fixes, or (`unknown`) none."""
-
-    kind: EndKind
-    cause: str | None
-    fixes: list[str]
-    ruled_out: list[Belief]
-    remaining: list[Belief]
-
-
-class WalkError(ValueError):
-    """A step or answer the walk does not know (a bug in the caller, or a stale screen)."""
-
-
-def _short(text: str, limit: int = 80) -> str:
-    """A question cut to its asking sentence, for reasons and the path."""
-    sentences = re.split(r"(?<=[.?!])\s+", " ".join(text.split()))
-    asking = next((s for s in sentences if s.endswith("?")), sentences[0])
-    return asking if len(asking) <= limit else asking[: limit - 1] + "…"
 
 
 class Walk:
@@ -213,90 +107,19 @@ class Walk:
             sigs = {e.signature.split("/", 1)[-1] for e in found.evidence if e.signature}
             self.fired.setdefault(found.id, set()).update(sigs)
         self.events: list[Event] = []
-        self._state: tuple[dict[str, Belief], dict[str, str], float] | None = None
+        self._state: State | None = None
 
-    def _compute(self) -> tuple[dict[str, Belief], dict[str, str], float]:
-        if self._state is not None:  # cleared by every change to the events
-            return self._state
-        odds: dict[str, float] = {}
-        beliefs: dict[str, Belief] = {}
-        for cid in self.candidates:
-            cause = self.kb.causes[cid]
-            conf = self.diagnosed.get(cid)
-            p = min(max(conf if conf is not None else cause.prior, 1e-6), MAX_CONFIDENCE)
-            odds[cid] = p / (1.0 - p)
-            b = Belief(cid, text_of(cause.title, self.lang), 0.0, "open")
-            if conf is not None:
-                b.reasons.append(f"the log shows it ({confidence_text(conf)})")
-            beliefs[cid] = b
-        params = dict(self.base_params)
-        for ev in self.events:
-            because = self._because(ev)
-            params.update(dict(ev.sets))
-            if ev.kind == "check":
-                self._weigh(ev, because, odds, beliefs)
-                if ev.record is not None:
-                    params.update(ev.record.params)
-                continue
-            for cid in (c for c in ev.rules_out if c in beliefs):
-                b = beliefs[cid]
-                if b.status == "ruled_out":
-                    continue
-                if cid in self.diagnosed:  # the log says otherwise: weaken, don't discard
-                    odds[cid] /= CONFIRM_FACTOR
-                    b.reasons.append(f"less likely because {because}, but the log still shows it")
-                else:
-                    odds[cid], b.status = 0.0, "ruled_out"
-                    b.reasons.append(f"ruled out because {because}")
-            for cid in ev.confirms:
-                if cid in beliefs and beliefs[cid].status != "ruled_out":
-                    odds[cid] *= CONFIRM_FACTOR
-                    beliefs[cid].status = "confirmed"
-                    beliefs[cid].reasons.append(f"confirmed because {because}")
-            if ev.record is not None:
-                params.update(ev.record.params)
-        total = sum(odds.values()) + OTHER_ODDS
-        for cid, b in beliefs.items():
-            b.p = odds[cid] / total
-        self._state = (beliefs, params, OTHER_ODDS / total)
+    def _compute(self) -> State:
+        if self._state is None:  # cleared by every change to the events
+            self._state = update.replay(
+                self.kb, self.candidates, self.diagnosed, self.base_params, self.events, self.lang
+            )
         return self._state
-
-    def _weigh(
-        self, ev: Event, because: str, odds: dict[str, float], beliefs: dict[str, Belief]
-    ) -> None:
-        """A check's outcome multiplies each cause's odds by its likelihood ratio."""
-        for cid, ratio in ev.ratios:
-            b = beliefs.get(cid)
-            if b is None or b.status == "ruled_out" or ratio == 1.0:
-                continue
-            if ratio <= RULE_OUT_RATIO and cid not in self.diagnosed:
-                odds[cid], b.status = 0.0, "ruled_out"
-                b.reasons.append(f"ruled out because {because}")
-                continue
-            odds[cid] *= ratio
-            if ratio >= CONFIRM_RATIO or (ratio > 1 and cid in self.diagnosed):
-                b.status = "confirmed"  # (the log shows it and the check agrees)
-                b.reasons.append(f"confirmed because {because} (×{ratio:.3g})")
-            elif ratio > 1:
-                b.reasons.append(f"more likely because {because} (×{ratio:.3g})")
-            elif cid in self.diagnosed:
-                b.reasons.append(
-                    f"less likely because {because} (×{ratio:.3g}), but the log still shows it"
-                )
-            else:
-                b.reasons.append(f"less likely because {because} (×{ratio:.3g})")
 
     def likelihood(self, chk: Check, cause_id: str) -> tuple[float, float]:
         """(sensitivity, false-alarm rate) of a check towards one cause, as this walk sees it:
         nearly blind towards a log-proven cause whose variant it does not test."""
-        kind = "pair" if chk.scope == "pair" else "node" if chk.read_only else "test"
-        sens, fa = DEFAULT_LIKELIHOOD[kind]
-        sens = chk.sensitivity if chk.sensitivity is not None else sens
-        fa = chk.false_alarm if chk.false_alarm is not None else fa
-        fired = self.fired.get(cause_id)
-        if cause_id in self.diagnosed and not (fired and set(chk.shows) & fired):
-            sens = fa + BLIND_WEIGHT * (sens - fa)
-        return sens, fa
+        return update.likelihood(chk, cause_id, self.diagnosed, self.fired)
 
     def applies(
         self, chk: Check | Question, owners: tuple[str, ...], params: dict[str, str]
@@ -306,18 +129,6 @@ class Walk:
         if any(c in self.diagnosed for c in owners):
             return True
         return all(params.get(k) in allowed for k, allowed in chk.applies_if.items())
-
-    @staticmethod
-    def _because(ev: Event) -> str:
-        if ev.kind == "answer":
-            return f"you answered “{ev.outcome_text}” to “{_short(ev.step_title)}”"
-        if ev.kind == "check" and ev.record is not None:
-            r = ev.record
-            where = "in the output you pasted" if r.host == "pasted" else f"on {r.host}"
-            verdict = {"pass": "passed", "fail": "failed"}.get(r.status, r.status)
-            finding = f": {r.finding}" if r.finding else ""
-            return f"the check “{ev.step_title}” {verdict} {where}{finding}"
-        return "you chose it"
 
     def beliefs(self) -> list[Belief]:
         """Every candidate, most likely first; ruled-out causes last."""
@@ -360,55 +171,10 @@ class Walk:
             yield step
 
     def _question_step(self, q: Question) -> Step:
-        t = self.lang
-        answers = tuple(
-            Outcome(
-                a.id,
-                text_of(a.text, t),
-                tuple(a.confirms),
-                tuple(a.rules_out),
-                sets=tuple(sorted(a.sets.items())),
-            )
-            for a in q.answers
-        )
-        return Step(
-            "question",
-            q.id,
-            text_of(q.text, t),
-            q.cost,
-            answers,
-            help=text_of(q.help, t),
-            question=q,
-        )
+        return offer.question_step(q, self.lang)
 
     def _check_step(self, chk: Check, cid: str) -> Step:
-        """By default a failing check confirms the candidates that list it, a passing one
-        rules them out; `on_problem`/`on_ok` in the rule say otherwise."""
-        owners = tuple(
-            c for c in self.candidates if any(x.id == chk.id for x in self.kb.checks_of(c))
-        ) or (cid,)
-        fail, ok = chk.on_problem, chk.on_ok
-        bad = (tuple(fail.confirms), tuple(fail.rules_out)) if fail else (owners, ())
-        good = (tuple(ok.confirms), tuple(ok.rules_out)) if ok else ((), owners)
-        fail_ratios: dict[str, float] = {}
-        pass_ratios: dict[str, float] = {}
-        for c in dict.fromkeys((*bad[0], *bad[1], *good[0], *good[1])):
-            if c not in self.kb.causes:
-                continue
-            sens, fa = self.likelihood(chk, c)
-            # a check read the other way round (its failure speaks against the cause)
-            against = c in bad[1] or c in good[0]
-            fail_ratios[c] = (1 - sens) / (1 - fa) if against else sens / fa
-            pass_ratios[c] = sens / fa if against else (1 - sens) / (1 - fa)
-        means = text_of(chk.means, self.lang)
-        outcomes = (
-            Outcome("fail", means, *bad, ratios=tuple(fail_ratios.items())),
-            Outcome("pass", HEALTHY, *good, ratios=tuple(pass_ratios.items())),
-        )
-        title = text_of(chk.title, self.lang)
-        return Step(
-            "check", chk.id, title, chk.cost, outcomes, help=means, check=chk, cause=owners[0]
-        )
+        return offer.check_step(self.kb, self.candidates, chk, cid, self.lang, self.likelihood)
 
     def _done_steps(self) -> set[str]:
         return {ev.step_key for ev in self.events if ev.kind in ("answer", "check", "skip")}
@@ -416,39 +182,8 @@ class Walk:
     def steps(self) -> list[Step]:
         """The steps still worth taking, best p/C first."""
         beliefs, _, _ = self._compute()
-        done = self._done_steps()
-        ranked: list[Step] = []
-        for step in self._all_steps(offered_only=True):
-            if step.key in done:
-                continue
-            confirmable: set[str] = set()
-            removable: set[str] = set()
-            for o in step.outcomes:
-                confirmable.update(c for c in o.confirms if c in beliefs)
-                removable.update(c for c in o.rules_out if c in beliefs)
-            # a confirmed cause that has not settled yet is still worth a check
-            open_ = {
-                c
-                for c, b in beliefs.items()
-                if b.status == "open" or (b.status == "confirmed" and b.p < SETTLED)
-            }
-            power = self._power(step)
-            p = sum(beliefs[c].p * power.get(c, 1.0) for c in confirmable & open_)
-            p += RULE_OUT_ONLY_WEIGHT * sum(
-                beliefs[c].p * power.get(c, 1.0) for c in (removable - confirmable) & open_
-            )
-            if p <= 0:
-                continue
-            ranked.append(replace(step, p_settle=p))
-        ranked.sort(key=lambda s: (-s.efficiency, s.cost, s.kind != "check", s.id))
-        return ranked
-
-    def _power(self, step: Step) -> dict[str, float]:
-        """What a check can tell about each cause: sensitivity minus false alarms."""
-        if step.check is None:
-            return {}
-        causes = {c for o in step.outcomes for c, _ in o.ratios}
-        return {c: abs(s - f) for c in causes for s, f in [self.likelihood(step.check, c)]}
+        offered = self._all_steps(offered_only=True)
+        return offer.ranked(offered, beliefs, self._done_steps(), self.likelihood)
 
     def step(self, step_id: str, kind: str | None = None) -> Step:
         """A step by its key (`check:list-interfaces`), or by id and kind."""

@@ -15,19 +15,25 @@ error texts are built by `ss << ...` and a `switch` of `return "text";`. Python 
 
 from __future__ import annotations
 
-import argparse
 import re
-import sys
 import textwrap
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import cppmsg
 import dirscan
 import pyextract
-from cprintf import _decode, _skip_arg, _skip_space, _string_at, calls
+from cprintf import _skip_arg, _skip_space, _string_at, calls
 from merge import Seen
+from srckit import (
+    split_plus,
+    switch_returns,
+    wheel_name_version,
+    wheel_repo_path,
+    wheels_main,
+    write_catalogue,
+    write_versions,
+)
 
 CPP = (".cc", ".cpp", ".cu", ".h", ".hpp", ".cuh")
 # what a user of a DALI input pipeline sees, by the path the repository gives it
@@ -60,7 +66,6 @@ _STREAM = re.compile(r"(?<![\w.>:])\w*ss\s*<<")
 _MAKE = re.compile(r"(?:dali::)?make_string\s*\(")
 _STRING = re.compile(r"(?:std::|dali::)?string\s*\(")
 _ERROR_STRING = re.compile(r"\bErrorString\s*\([^)]*\)\s*\{")
-_CASE = re.compile(r"case\s+\w+\s*:\s*return\s+((?:\"(?:[^\"\\]|\\.)*\"\s*)+);")
 
 
 def wanted(path: str) -> bool:
@@ -76,11 +81,7 @@ def repo_path(member: str) -> str | None:
     """The repository path of a wheel member: `nvidia/dali/x.py` is
     `dali/python/nvidia/dali/x.py`, a shipped header `nvidia/dali/include/dali/x.h` is
     `dali/x.h`."""
-    if member.startswith("nvidia/dali/include/dali/"):
-        return member[len("nvidia/dali/include/") :]
-    if member.startswith("nvidia/dali/") and member.endswith(".py"):
-        return "dali/python/" + member
-    return None
+    return wheel_repo_path(member, "nvidia/dali", "dali", "dali/python/")
 
 
 def wheel_tree(wheel: Path, out: Path) -> int:
@@ -89,10 +90,9 @@ def wheel_tree(wheel: Path, out: Path) -> int:
 
 
 def wheel_version(wheel: Path) -> str:
-    m = re.match(r"nvidia_dali(?:_cuda\d+)?-(\d+\.\d+\.\d+)-", wheel.name)
-    if not m:
-        raise ValueError(f"{wheel}: not an nvidia-dali wheel name")
-    return m.group(1)
+    return wheel_name_version(
+        wheel, r"nvidia_dali(?:_cuda\d+)?-(\d+\.\d+\.\d+)-", "an nvidia-dali wheel name"
+    )
 
 
 def _args(text: str, i: int) -> tuple[list[str], int]:
@@ -111,28 +111,6 @@ def _args(text: str, i: int) -> tuple[list[str], int]:
     return out, i
 
 
-def _split_plus(expr: str) -> list[str]:
-    """`a + "b" + f(x, y)` as its top-level pieces."""
-    pieces, depth, start, j = [], 0, 0, 0
-    while j < len(expr):
-        ch = expr[j]
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch in "\"'":
-            k = j + 1
-            while k < len(expr) and expr[k] != ch:
-                k += 2 if expr[k] == "\\" else 1
-            j = k
-        elif ch == "+" and depth == 0 and expr[j + 1 : j + 2] != "+" and expr[j - 1 : j] != "+":
-            pieces.append(expr[start:j])
-            start = j + 1
-        j += 1
-    pieces.append(expr[start:])
-    return pieces
-
-
 def _literals(piece: str) -> str | None:
     """The text of a piece made only of adjacent string literals."""
     got, j = [], _skip_space(piece, 0)
@@ -149,7 +127,7 @@ def expr_text(expr: str) -> str:
     """What a message expression prints, as a printf-style template: literal text kept
     (`%` as `%%`), `make_string(...)` and `std::string(...)` read through, anything else `%s`."""
     parts = []
-    for piece in _split_plus(expr):
+    for piece in split_plus(expr):
         piece = piece.strip()
         lit = _literals(piece)
         if lit is not None:
@@ -196,17 +174,9 @@ def cpp_messages(text: str) -> Iterator[tuple[str, str]]:
         if _useful(c.template):
             yield "error", c.template
     if '"nvJPEG error ("' in text:  # nvjpeg_helper.h: "nvJPEG error (<code>): <text>"
-        for fm in _ERROR_STRING.finditer(text):
-            depth, i = 1, fm.end()
-            while i < len(text) and depth:
-                depth += {"{": 1, "}": -1}.get(text[i], 0)
-                i += 1
-            for cm in _CASE.finditer(text, fm.end(), i):
-                said = "".join(
-                    _decode(p) for p in re.findall(r"\"((?:[^\"\\]|\\.)*)\"", cm.group(1))
-                )
-                if "successfully" not in said:
-                    yield "error", "nvJPEG error (%s): " + said.replace("%", "%%")
+        for _, said in switch_returns(text, _ERROR_STRING):
+            if "successfully" not in said:
+                yield "error", "nvJPEG error (%s): " + said.replace("%", "%%")
 
 
 def _headline_first(template: str) -> str:
@@ -235,33 +205,13 @@ def scan(src: Path) -> tuple[str, list[Seen]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import build
-    from classify import Table
-    from gitsrc import version_key
+    def then(src_dir: Path, versions: list[str]) -> None:
+        write_versions(src_dir, versions)
+        write_catalogue("dali", scan(src_dir))
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--wheels", type=Path, nargs="+", required=True, help="folders of *.whl")
-    ap.add_argument("--src-dir", type=Path, required=True, help="labelled folders (dirscan)")
-    args = ap.parse_args(argv)
-    try:
-        found = [w for d in args.wheels for w in d.glob("nvidia_dali*.whl")]
-        wheels = sorted(found, key=lambda w: version_key(wheel_version(w)))
-        if not wheels:
-            raise ValueError(f"{' '.join(map(str, args.wheels))}: no nvidia_dali wheel")
-        for wheel in wheels:
-            n = wheel_tree(wheel, args.src_dir / wheel_version(wheel))
-            print(f"{wheel.name}: {n} files")
-        # the releases read, oldest first (dirscan's listing)
-        listing = "".join(f"{wheel_version(w)}\n" for w in wheels)
-        (args.src_dir / "VERSIONS").write_text(listing, encoding="utf-8")
-        versions, seen = scan(args.src_dir)
-        table = Table(build.CATALOGUE / "classify.yaml")
-        n = build.emit("dali", build.DIR_SOURCES["dali"], versions, seen, table)
-    except (LookupError, ValueError, OSError, zipfile.BadZipFile) as exc:
-        print(f"dali_src: {exc}", file=sys.stderr)
-        return 1
-    print(f"dali: {n} messages, versions {versions}")
-    return 0
+    return wheels_main(
+        argv, __doc__, "dali_src", "nvidia_dali*.whl", wheel_version, wheel_tree, then
+    )
 
 
 if __name__ == "__main__":

@@ -7,13 +7,14 @@ Gluon trainer and context modules."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable
+from collections.abc import Hashable
 from pathlib import Path
 
 import cppmsg
 import pyextract
 from gitsrc import BlobReader, files_at, release_tags
 from merge import Found, Merger, Seen, span
+from srckit import add_files, write_catalogue
 
 TAGS = r"(1\.\d+\.\d+)"
 FIRST = "1.0.0"
@@ -62,18 +63,6 @@ def _has_commit(git_dir: Path, rev: str) -> bool:
     return got.returncode == 0
 
 
-def _feed(
-    merger: Merger, reader: BlobReader, per_blob: dict[str, list[Found]],
-    files: list[tuple[str, str]], version: str, prefix: str = "",
-    read: Callable[[str, str], list[Found]] = read_source,
-) -> None:  # fmt: skip
-    for path, sha in files:
-        if sha not in per_blob:
-            per_blob[sha] = read(path, reader.read(sha))
-        for level, template, extra in per_blob[sha]:
-            merger.add(version, level, template, prefix + path, **extra)
-
-
 def scan(git_dir: Path, pslite_dir: Path | None = None) -> tuple[str, list[Seen]]:
     """Every message of PATHS (and of the pinned ps-lite, given its mirror) at every
     release from FIRST, merged across releases; each blob read once."""
@@ -81,20 +70,24 @@ def scan(git_dir: Path, pslite_dir: Path | None = None) -> tuple[str, list[Seen]
     if not tags:
         raise ValueError(f"{git_dir}: no tag matches {TAGS} from {FIRST}")
     merger = Merger()
-    reader, per_blob = BlobReader(git_dir), {}  # type: ignore[var-annotated]
+    reader = BlobReader(git_dir)
+    per_blob: dict[Hashable, list[Found]] = {}
     ps_reader = BlobReader(pslite_dir) if pslite_dir else None
-    ps_blob: dict[str, list[Found]] = {}
+    ps_blob: dict[Hashable, list[Found]] = {}
     missing = []
     for tag, version in tags:
-        _feed(merger, reader, per_blob, list(files_at(git_dir, tag, _keep, PATHS)), version)
+        files = files_at(git_dir, tag, _keep, PATHS)
+        add_files(merger, reader, files, version, read_source, per_blob)
         pinned = submodule_commit(git_dir, tag) if pslite_dir else None
         if ps_reader is None or pslite_dir is None or pinned is None:
             continue
         if not _has_commit(pslite_dir, pinned):
             missing.append(f"{version}:{pinned[:10]}")
             continue
-        files = list(files_at(pslite_dir, pinned, _keep, PSLITE_PATHS))
-        _feed(merger, ps_reader, ps_blob, files, version, "3rdparty/ps-lite/")
+        files = files_at(pslite_dir, pinned, _keep, PSLITE_PATHS)
+        add_files(
+            merger, ps_reader, files, version, read_source, ps_blob, prefix="3rdparty/ps-lite/"
+        )
     reader.close()
     if ps_reader:
         ps_reader.close()
@@ -109,21 +102,15 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import sys
 
-    import build
-    from classify import Table
-
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--git-dir", type=Path, required=True)
     ap.add_argument("--pslite-git-dir", type=Path)
     args = ap.parse_args(argv)
     try:
-        versions, seen = scan(args.git_dir, args.pslite_git_dir)
-        table = Table(build.CATALOGUE / "classify.yaml")
-        n = build.emit("mxnet", SOURCE, versions, seen, table)
+        write_catalogue("mxnet", scan(args.git_dir, args.pslite_git_dir), SOURCE)
     except (LookupError, ValueError, OSError, subprocess.CalledProcessError) as exc:
         print(f"mxnet_src: {exc}", file=sys.stderr)
         return 1
-    print(f"mxnet: {n} messages, versions {versions}")
     return 0
 
 

@@ -24,13 +24,14 @@ import itertools
 import re
 import tarfile
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 
 import cprintf
 import yaml
 from gitsrc import BlobReader, files_at, release_tags, version_key
-from merge import Merger, Seen
+from merge import Found, Merger, Seen
+from srckit import add_files, first_and_last, split_plus
 
 SNAPSHOT = Path(__file__).resolve().parent / "snapshots" / "nvidia-container.yaml"
 
@@ -99,33 +100,11 @@ def _literal(part: str) -> str | None:
     return None
 
 
-def _split_plus(arg: str) -> list[str]:
-    parts, depth, start, i = [], 0, 0, 0
-    while i < len(arg):
-        ch = arg[i]
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch in "\"'`":
-            close = ch
-            j = i + 1
-            while j < len(arg) and arg[j] != close:
-                j += 2 if (arg[j] == "\\" and close != "`") else 1
-            i = j
-        elif ch == "+" and depth == 0:
-            parts.append(arg[start:i])
-            start = i + 1
-        i += 1
-    parts.append(arg[start:])
-    return parts
-
-
 def _text(arg: str, escape: bool) -> tuple[str, bool]:
     """An argument as message text (literals joined, anything else a %s) and whether it
     held a literal; `escape` doubles a literal's `%` (a value, not a format)."""
     out, saw = [], False
-    for part in _split_plus(arg):
+    for part in split_plus(arg, raw="`"):
         lit = _literal(part)
         if lit is None:
             out.append("%s")
@@ -200,13 +179,7 @@ def toolkit_file(path: str) -> bool:
 
 def first_last_per_minor(tags: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The first and last (tag, version) of each major.minor, oldest first."""
-    groups: dict[tuple[int, ...], list[tuple[str, str]]] = {}
-    for tag, version in tags:
-        groups.setdefault(version_key(version)[:2], []).append((tag, version))
-    out: list[tuple[str, str]] = []
-    for rows in groups.values():
-        out.extend(dict.fromkeys([rows[0], rows[-1]]))
-    return sorted(out, key=lambda tv: version_key(tv[1]))
+    return first_and_last(tags, 2)
 
 
 def _scan_git(
@@ -217,14 +190,14 @@ def _scan_git(
     read: Callable[[str], list[tuple[str, str]]],
 ) -> None:
     reader = BlobReader(git_dir)
-    per_blob: dict[str, list[tuple[str, str]]] = {}
+    done: dict[Hashable, list[Found]] = {}
+
+    def found(_path: str, text: str) -> list[Found]:
+        return [(level, template, {}) for level, template in read(text)]
+
     try:
         for rev, version in revisions:
-            for path, sha in files_at(git_dir, rev, keep):
-                if sha not in per_blob:
-                    per_blob[sha] = read(reader.read(sha))
-                for level, template in per_blob[sha]:
-                    merger.add(version, level, template, path)
+            add_files(merger, reader, files_at(git_dir, rev, keep), version, found, done)
     finally:
         reader.close()
 
@@ -257,14 +230,7 @@ def kernel_messages(text: str) -> list[tuple[str, str]]:
 
 def driver_branches(git_dir: Path) -> list[tuple[str, str]]:
     """The first and last release of each driver branch (515, 520, ... )."""
-    tags = release_tags(git_dir, r"(\d+\.\d+(?:\.\d+)?)")
-    groups: dict[int, list[tuple[str, str]]] = {}
-    for tag, version in tags:
-        groups.setdefault(version_key(version)[0], []).append((tag, version))
-    out: list[tuple[str, str]] = []
-    for rows in groups.values():
-        out.extend(dict.fromkeys([rows[0], rows[-1]]))
-    return sorted(out, key=lambda tv: version_key(tv[1]))
+    return first_and_last(release_tags(git_dir, r"(\d+\.\d+(?:\.\d+)?)"), 1)
 
 
 # ------------------------------------------------------------------------------ pynvml

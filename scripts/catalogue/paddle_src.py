@@ -15,11 +15,8 @@ Python goes through `pyextract`, plus asserts and messages built before they are
 
 from __future__ import annotations
 
-import argparse
 import ast
 import re
-import sys
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +25,7 @@ import dirscan
 import pyextract
 from cprintf import _skip_space, calls
 from merge import Seen
+from srckit import closing_brace, wheel_name_version, wheel_repo_path, wheels_main, write_catalogue
 
 CPP = (".cc", ".cpp", ".cu", ".h", ".hpp", ".cuh")
 # what a user of (distributed) training sees, by the path the repository gives it
@@ -81,35 +79,25 @@ _STRING_INIT = re.compile(r"\bstd::string\s+msg\s*\(")
 _ADDED = re.compile(r"\bdetail\s*\+=")
 
 
-def _body(text: str, i: int) -> str:
-    """The text of the brace block opened just before `i`."""
-    depth = 1
-    for j in range(i, len(text)):
-        if text[j] == "{":
-            depth += 1
-        elif text[j] == "}":
-            depth -= 1
-            if depth == 0:
-                return text[i:j]
-    return text[i:]
+def _literal_after(text: str, i: int) -> str:
+    """The adjacent string literals that open past the spaces at `i` ("" where none do)."""
+    lit = cppmsg._literal_run(text, _skip_space(text, i))
+    return lit[0] if lit else ""
 
 
 def _nvidia_messages(text: str) -> Iterator[str]:
     """The texts `build_nvidia_error_msg` reports a failed CUDA / NCCL call with."""
     for m in _NVIDIA_MSG.finditer(text):
-        body = _body(text, m.end())
+        body = text[m.end() : closing_brace(text, m.end())]
         for s in _STREAMED.finditer(body):
             got, _ = cppmsg._concat(body, s.end(), "<<")
             if len(got.replace("%s", "").strip(" .,:")) >= 8:  # not `sout << " Detail: " ...`
                 yield got.strip()
         for s in _STRING_INIT.finditer(body):
-            lit = cppmsg._literal_run(body, _skip_space(body, s.end()))
-            if lit and lit[0].strip():
-                yield lit[0].lstrip().replace("%", "%%") + "%s"
-        added = [
-            cppmsg._literal_run(body, _skip_space(body, a.end())) for a in _ADDED.finditer(body)
-        ]
-        joined = "".join(a[0] for a in added if a)
+            lit = _literal_after(body, s.end())
+            if lit.strip():
+                yield lit.lstrip().replace("%", "%%") + "%s"
+        joined = "".join(_literal_after(body, a.end()) for a in _ADDED.finditer(body))
         if joined.strip():
             yield joined.strip("\n").replace("%", "%%")
 
@@ -135,11 +123,7 @@ def wanted(path: str) -> bool:
 def repo_path(member: str) -> str | None:
     """The repository path of a wheel member: `paddle/x.py` is `python/paddle/x.py`, a
     shipped header `paddle/include/paddle/phi/x.h` is `paddle/phi/x.h`."""
-    if member.startswith("paddle/include/paddle/"):
-        return member[len("paddle/include/") :]
-    if member.startswith("paddle/") and member.endswith(".py"):
-        return "python/" + member
-    return None
+    return wheel_repo_path(member, "paddle", "paddle", "python/")
 
 
 def wheel_tree(wheel: Path, out: Path) -> int:
@@ -155,16 +139,16 @@ def cpp_messages(text: str) -> Iterator[tuple[str, str]]:
     for c in calls(text, ENFORCE):
         yield "error", c.template
     for m in _SIGNAL_HANDLER.finditer(text):
-        lit = cppmsg._literal_run(text, _skip_space(text, m.end()))
-        if lit and lit[0].strip():
-            yield "error", lit[0].strip().replace("%", "%%")
+        lit = _literal_after(text, m.end())
+        if lit.strip():
+            yield "error", lit.strip().replace("%", "%%")
     for got in _nvidia_messages(text):
         yield "error", got
         yield from (("error", line) for line in _split_lines(got))
     for m in _BUILT_WARNING.finditer(text):
-        lit = cppmsg._literal_run(text, _skip_space(text, m.end()))
-        if lit and lit[0].strip():
-            yield "warn", lit[0].replace("%", "%%")
+        lit = _literal_after(text, m.end())
+        if lit.strip():
+            yield "warn", lit.replace("%", "%%")
 
 
 def _with_lines(path: str, found: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -259,39 +243,17 @@ def scan(src: Path) -> tuple[str, list[Seen]]:
 
 
 def _wheel_version(wheel: Path) -> str:
-    m = re.match(r"paddlepaddle(?:_gpu)?-(\d+\.\d+\.\d+)(?:\.post\d+)?-", wheel.name)
-    if not m:
-        raise ValueError(f"{wheel}: not a paddlepaddle wheel name")
-    return m.group(1)
+    pattern = r"paddlepaddle(?:_gpu)?-(\d+\.\d+\.\d+)(?:\.post\d+)?-"
+    return wheel_name_version(wheel, pattern, "a paddlepaddle wheel name")
 
 
 def main(argv: list[str] | None = None) -> int:
-    import build
-    from classify import Table
-    from gitsrc import version_key
+    def then(src_dir: Path, _versions: list[str]) -> None:  # VERSIONS lists the .cc folders too
+        write_catalogue("paddle", scan(src_dir))
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument(
-        "--wheels", type=Path, nargs="+", required=True, help="folders of paddlepaddle*.whl"
+    return wheels_main(
+        argv, __doc__, "paddle_src", "paddlepaddle*.whl", _wheel_version, wheel_tree, then
     )
-    ap.add_argument("--src-dir", type=Path, required=True, help="labelled folders (dirscan)")
-    args = ap.parse_args(argv)
-    try:
-        found = [w for d in args.wheels for w in d.glob("paddlepaddle*.whl")]
-        wheels = sorted(found, key=lambda w: version_key(_wheel_version(w)))
-        if not wheels:
-            raise ValueError(f"{' '.join(map(str, args.wheels))}: no paddlepaddle wheel")
-        for wheel in wheels:
-            n = wheel_tree(wheel, args.src_dir / _wheel_version(wheel))
-            print(f"{wheel.name}: {n} files")
-        versions, seen = scan(args.src_dir)
-        table = Table(build.CATALOGUE / "classify.yaml")
-        n = build.emit("paddle", build.DIR_SOURCES["paddle"], versions, seen, table)
-    except (LookupError, ValueError, OSError, zipfile.BadZipFile) as exc:
-        print(f"paddle_src: {exc}", file=sys.stderr)
-        return 1
-    print(f"paddle: {n} messages, versions {versions}")
-    return 0
 
 
 if __name__ == "__main__":

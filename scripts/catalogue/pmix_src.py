@@ -15,9 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import showhelp
-from cprintf import _decode, calls
+from cprintf import calls
 from gitsrc import BlobReader, files_at, release_tags
 from merge import Found, Merger, Seen, span
+from srckit import switch_returns
 
 _HELP = re.compile(r"(^|/)help-[^/]*\.txt$")
 # the files that hold the status strings: the 2.x-4.x switch, the 5.x+ constants
@@ -28,7 +29,6 @@ _STATUS_FILES = re.compile(
 _ERROR_C = re.compile(r"^src/util/(?:pmix_)?error\.c$")
 _OUTPUT0 = re.compile(r"(?<![\w.>])pmix_output\s*\(\s*0\s*,")
 _FUNC = re.compile(r"PMIx_Error_string\s*\(\s*pmix_status_t\s+\w+\s*\)\s*\{")
-_CASE = re.compile(r"case\s+(\w+)\s*:\s*return\s+((?:\"(?:[^\"\\]|\\.)*\"\s*)+);")
 _CONSTANTS = "PMIX ERROR CONSTANTS"
 _CONSTANTS_END = re.compile(r"PMIX_EXTERNAL_ERR_BASE|PMIX_ERR_SYS_BASE|PMIX_INTERNAL_ERR_DONE")
 _DEFINE = re.compile(r"^\s*#define\s+(PMIX_ERR_\w+|PMIX_ERROR)\s+\(?-?\d+")
@@ -45,14 +45,9 @@ def keep(path: str) -> bool:
 def status_strings(text: str) -> Iterator[str]:
     """The texts `PMIx_Error_string` returns, read from the switch (2.x-4.x) or, where the
     file has the constants section (5.x+), the error constants' names."""
-    for fm in _FUNC.finditer(text):
-        depth, i = 1, fm.end()
-        while i < len(text) and depth:
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            i += 1
-        for m in _CASE.finditer(text, fm.end(), i):
-            if m.group(1) not in ("PMIX_SUCCESS", "PMIX_ERR_SILENT"):  # never logged
-                yield "".join(_decode(p) for p in re.findall(r"\"((?:[^\"\\]|\\.)*)\"", m.group(2)))
+    for name, said in switch_returns(text, _FUNC):
+        if name not in ("PMIX_SUCCESS", "PMIX_ERR_SILENT"):  # never logged
+            yield said
     start = text.find(_CONSTANTS)
     if start < 0:
         return

@@ -16,12 +16,13 @@ debug build or a debug mask prints) and the option help of perftest's usage text
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 
 from cprintf import calls
 from gitsrc import BlobReader, _git, files_at, version_key
 from merge import Found, Merger, Seen, span
+from srckit import add_files, first_and_last
 
 # macro -> index of the format argument; the level, prefix and suffix its expansion adds
 WRAPPERS: dict[str, tuple[int, str, str, str]] = {
@@ -90,17 +91,12 @@ def rdma_core_tags(git_dir: Path, first: int = 17) -> list[tuple[str, str]]:
     """(tag, version) of the first and the last stable tag of each rdma-core release from
     v`first` on (`v17`, `v17.11`, ..., `v64.0`): each release's stable branch only
     backports fixes, so its ends bound what it prints."""
-    by_major: dict[int, list[str]] = {}
+    tags = []
     for tag in _git(git_dir, "tag").split():
         m = re.fullmatch(r"v(\d+)(?:\.\d+)?", tag)
         if m and int(m.group(1)) >= first:
-            by_major.setdefault(int(m.group(1)), []).append(tag)
-    out: list[tuple[str, str]] = []
-    for major in sorted(by_major):
-        tags = sorted(by_major[major], key=version_key)
-        for tag in dict.fromkeys((tags[0], tags[-1])):
-            out.append((tag, tag[1:]))
-    return out
+            tags.append((tag, tag[1:]))
+    return first_and_last(tags, 1)
 
 
 def perftest_version(tag: str) -> str | None:
@@ -148,12 +144,9 @@ def _scan(
         raise ValueError(f"{git_dir}: no release tags")
     reader = BlobReader(git_dir)
     merger = Merger()
-    done: dict[tuple[str, str], list[Found]] = {}
+    done: dict[Hashable, list[Found]] = {}
     for tag, version in tags:
-        for path, sha in files_at(git_dir, tag, keep, paths):
-            if (path, sha) not in done:
-                done[(path, sha)] = file_messages(path, reader.read(sha))
-            for level, template, extra in done[(path, sha)]:
-                merger.add(version, level, template, path, **extra)
+        files = files_at(git_dir, tag, keep, paths)
+        add_files(merger, reader, files, version, file_messages, done, lambda p, sha: (p, sha))
     reader.close()
     return span(tags[0][1], tags[-1][1]), merger.entries()

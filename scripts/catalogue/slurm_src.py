@@ -18,9 +18,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from cprintf import _decode, calls
-from gitsrc import release_tags, version_key
+from cprintf import calls
+from gitsrc import release_tags
 from merge import Found, Seen, scan_revisions
+from srckit import first_and_last, literals_text
 
 MACROS = {
     "error": 0, "fatal": 0, "fatal_abort": 0, "warning": 0, "info": 0, "slurm_error": 0,
@@ -51,7 +52,6 @@ _ERRTAB = re.compile(r"slurm_errtab\[\]\s*=\s*\{")
 _ENTRY = re.compile(
     r"\{\s*(?:ERRTAB_ENTRY\(\s*(\w+)\s*\)|(-?\w+))\s*,\s*((?:\"(?:[^\"\\]|\\.)*\"\s*)+)\}"
 )
-_LITERAL = re.compile(r"\"((?:[^\"\\]|\\.)*)\"")
 # a macro's body (`#define PMIXP_ERROR(...) error(" %s: " format, ...)`): its calls are read
 # where the macro is used
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define\b(?:[^\n]*\\\n)*[^\n]*", re.M)
@@ -75,7 +75,7 @@ def errno_strings(text: str) -> list[tuple[str, str]]:
         if name in ("0", "SLURM_SUCCESS"):
             continue
         name = "SLURM_ERROR" if name == "-1" else name
-        desc = "".join(_decode(p) for p in _LITERAL.findall(m.group(3))).strip()
+        desc = literals_text(m.group(3)).strip()
         if desc:
             out.append((name, desc))
     return out
@@ -97,15 +97,8 @@ def read(text: str) -> list[Found]:
 def sampled_tags(git_dir: Path, minimum: str = "17.11.0") -> list[tuple[str, str]]:
     """(tag, version) of the first and the last release of each minor from `minimum`
     (pre-releases and release candidates have no `-N-M` tail and are left out)."""
-    by_minor: dict[tuple[int, ...], list[tuple[str, str]]] = {}
-    for tag, version in release_tags(git_dir, TAG, minimum.replace(".", "-")):
-        dotted = version.replace("-", ".")
-        by_minor.setdefault(version_key(dotted)[:2], []).append((tag, dotted))
-    out: list[tuple[str, str]] = []
-    for minor in sorted(by_minor):
-        rows = sorted(by_minor[minor], key=lambda tv: version_key(tv[1]))
-        out += [rows[0]] + ([rows[-1]] if len(rows) > 1 else [])
-    return out
+    tags = release_tags(git_dir, TAG, minimum.replace(".", "-"))
+    return first_and_last([(tag, version.replace("-", ".")) for tag, version in tags], 2)
 
 
 def scan(git_dir: Path) -> tuple[str, list[Seen]]:

@@ -21,7 +21,6 @@ memory, all-reduce): a plain progress line (a model loaded, a graph captured) is
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from pathlib import Path
@@ -29,6 +28,7 @@ from pathlib import Path
 import dirscan
 import pyextract
 from merge import Seen
+from srckit import wheel_name_version, wheels_main, write_versions
 
 PARTS = (
     "vllm/distributed/", "vllm/model_executor/parallel_utils/", "vllm/executor/",
@@ -49,7 +49,7 @@ _INFO_KEPT = re.compile(
     r"memory|# \w+ blocks|kv cache size|platform|fall(ing)? ?back|disabl|timed? ?out|fail|"
     r"not (supported|available|found|installed))"
 )
-_WHEEL = re.compile(r"vllm-(\d+(?:\.\d+)+(?:\.post\d+)?)-")
+_WHEEL = r"vllm-(\d+(?:\.\d+)+(?:\.post\d+)?)-"
 
 
 # the disaggregated-serving connectors under vllm/distributed (KV / encoder-cache /
@@ -70,10 +70,7 @@ def wanted(path: str) -> bool:
 
 
 def wheel_version(wheel: Path) -> str:
-    m = _WHEEL.match(wheel.name)
-    if not m:
-        raise ValueError(f"{wheel}: not a vllm wheel (vllm-<version>-...whl)")
-    return m.group(1)
+    return wheel_name_version(wheel, _WHEEL, "a vllm wheel (vllm-<version>-...whl)")
 
 
 def wheel_tree(wheel: Path, out: Path) -> int:
@@ -98,29 +95,9 @@ def scan(src: Path) -> tuple[str, list[Seen]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--wheels", type=Path, required=True, help="folder of vllm-*.whl")
-    ap.add_argument("--src-dir", type=Path, required=True, help="folder to lay them out in")
-    args = ap.parse_args(argv)
-    try:
-        wheels = sorted(args.wheels.glob("vllm-*.whl"), key=lambda w: _key(wheel_version(w)))
-        if not wheels:
-            raise ValueError(f"{args.wheels}: no vllm-*.whl")
-        labels = []
-        for wheel in wheels:
-            label = wheel_version(wheel)
-            n = wheel_tree(wheel, args.src_dir / label)
-            labels.append(label)
-            print(f"{label}: {n} files")
-        (args.src_dir / "VERSIONS").write_text("\n".join(labels) + "\n", encoding="utf-8")
-    except (ValueError, OSError) as exc:
-        print(f"vllm_src: {exc}", file=sys.stderr)
-        return 1
-    return 0
-
-
-def _key(version: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in re.findall(r"\d+", version))
+    return wheels_main(
+        argv, __doc__, "vllm_src", "vllm-*.whl", wheel_version, wheel_tree, write_versions
+    )
 
 
 if __name__ == "__main__":

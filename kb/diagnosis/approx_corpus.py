@@ -1,0 +1,221 @@
+"""The known messages approximate matching compares a line with, shaped once.
+
+Why its own module: the corpus (the rules' `match` examples, their substring and fuzzy
+texts and `no_match` examples, the message catalogue's templates) is built and cached
+apart from how a line is scored against it (`approximate.py`); both shape text the same
+way (`shape`, `words_of`), numbers, addresses and paths masked, case and punctuation
+ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from kb.diagnosis.failure import catalogue_symptoms, message_class, pasted_only
+from kb.diagnosis.lines import level_of
+from kb.diagnosis.shapes import mask
+from kb.util.record import record
+
+MIN_CHARS = 8  # a shaped text shorter than this is no message to compare
+
+_PUNCT = re.compile(r"[^a-z0-9<>]+")
+# a catalogue template's printf and format placeholders, as the masks write a value
+_PLACEHOLDER = re.compile(r"%[-+ #0-9.*]*(?:hh|h|ll|l|z|j|t|L)?[diouxXeEfgGcspn]|\{[\w.:]*\}")
+WORD = re.compile(r"[a-z][a-z0-9_]{2,}")  # a word of a shaped text
+# words that say nothing about which message it is
+_COMMON = frozenset(
+    """the and for with from that this was were are not has have had but can cannot
+    into when then than there their its your our you any all some one two out get got
+    info warn warning error errors failed fail failure fails exception traceback line
+    file rank node process thread call called using used use run running ran job log
+    nccl cuda torch python see above below please while after before during""".split()
+)
+
+
+@record(hashable=True)  # frozen: never changed after __init__
+class Known:
+    """One known message: its text, its shape, and what it means."""
+
+    text: str
+    shape: str
+    words: frozenset[str]
+    cause: str = ""
+    symptom: str = ""
+    source: str = ""
+    negates: str = ""  # a rule's `no_match` example: "not <meaning>"; "*": benign message
+
+    def __init__(
+        self,
+        text: str,
+        shape: str,
+        words: frozenset[str],
+        cause: str = "",
+        symptom: str = "",
+        source: str = "",
+        negates: str = "",
+    ) -> None:
+        self.text = text
+        self.shape = shape
+        self.words = words
+        self.cause = cause
+        self.symptom = symptom
+        self.source = source
+        self.negates = negates
+
+    @property
+    def meaning(self) -> str:
+        return self.cause or f"symptom:{self.symptom}"
+
+
+def shape(text: str) -> str:
+    """The comparable form: masked, lower-cased, punctuation as spaces."""
+    text = _PLACEHOLDER.sub("<N>", text)
+    return " ".join(_PUNCT.sub(" ", mask(text).lower()).split())
+
+
+def words_of(shaped: str) -> frozenset[str]:
+    """The specific words of a shaped text: those that say which message it is."""
+    return frozenset(w for w in WORD.findall(shaped) if w not in _COMMON)
+
+
+_CORPORA: dict[tuple[str, int], list[Known]] = {}
+
+CACHE_FORMAT = "dlperf-approximate/4"  # 4: of a multi-line example, only its evidence lines
+
+
+def known_messages(rules: Any, catalogue: Any = None) -> list[Known]:
+    """Every message the rules (and the catalogue) know, shaped: kept in memory per rules
+    and catalogue, and on disk beside the compiled rules (shaping thousands of catalogue
+    templates costs more than a pasted line may wait)."""
+    key = (str(getattr(rules, "key", id(rules))), id(catalogue))
+    if key not in _CORPORA:
+        _CORPORA.clear()
+        _CORPORA[key] = _cached(rules, catalogue)
+    return _CORPORA[key]
+
+
+def _cached(rules: Any, catalogue: Any) -> list[Known]:
+    import contextlib
+    import json
+
+    from kb.util.atomicfile import write_atomic
+    from kb.util.digest import blake2b
+    from kb.util.paths import cache_dir
+
+    rules_key = str(getattr(rules, "key", "") or "")
+    if not rules_key:  # rules compiled in memory (a KnowledgeBase): nothing to key on
+        return list(_collect(rules, catalogue))
+    h = blake2b(f"{CACHE_FORMAT}\0{rules_key}".encode(), digest_size=16)
+    h.update(Path(__file__).read_bytes())
+    for m in getattr(catalogue, "messages", ()):
+        h.update(f"\0{m.library}\0{m.template}\0{message_class(m)}\0{m.cause}".encode())
+        h.update(f"\0{m.symptom}\0{m.level}".encode())
+    path = cache_dir() / f"approximate-{h.hexdigest()}.json"
+    with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
+        return [
+            Known(**{**k, "words": frozenset(k["words"])})
+            for k in json.loads(path.read_text(encoding="utf-8"))
+        ]
+    corpus = list(_collect(rules, catalogue))
+    with contextlib.suppress(OSError):
+        rows = [{**vars(k), "words": sorted(k.words)} for k in corpus]
+        write_atomic(path, json.dumps(rows, ensure_ascii=False).encode("utf-8"))
+    return corpus
+
+
+def _collect(rules: Any, catalogue: Any) -> Iterable[Known]:
+    seen: set[tuple[str, str, str, str]] = set()
+
+    def known(
+        text: str, cause: str = "", symptom: str = "", source: str = "", negates: str = ""
+    ) -> Known | None:
+        text = " ".join(text.split())
+        shaped = shape(text)
+        key = (shaped, cause, symptom, negates)
+        if len(shaped) < MIN_CHARS or key in seen:
+            return None
+        seen.add(key)
+        if negates:
+            return Known(text, shaped, words_of(shaped), source=source, negates=negates)
+        return Known(text, shaped, words_of(shaped), cause, symptom, source)
+
+    def slow_only(cause: Any) -> bool:  # its examples are measurements, not messages
+        groups = {getattr(rules.symptoms.get(s), "group", "") for s in cause.symptoms}
+        return groups == {"slow"}
+
+    nodes = [(c, "cause") for c in rules.causes.values() if not slow_only(c)]
+    nodes += [(s, "symptom") for s in rules.symptoms.values() if s.group != "slow"]
+    for node, kind in nodes:
+        texts = [
+            line
+            for t in getattr(node, "examples", []) or []
+            for line in evidence_lines(t, node)
+            if level_of(line) != "info"
+        ]
+        for sig in node.signatures:
+            texts.extend(m.text for m in sig.matchers if m.type in ("substring", "fuzzy"))
+        for text in texts:
+            k = known(
+                text,
+                cause=node.id if kind == "cause" else "",
+                symptom=node.id if kind == "symptom" else "",
+                source=f"rules/{node.id}",
+            )
+            if k is not None:
+                yield k
+        meaning = node.id if kind == "cause" else f"symptom:{node.id}"
+        for text in getattr(node, "no_match", []) or []:  # what the rule says it is not
+            k = known(text, source=f"rules/{node.id}", negates=meaning)
+            if k is not None:
+                yield k
+    if catalogue is None:
+        return
+    words = catalogue_symptoms(rules)
+    # a message of a failure that counts only when pasted says what failed, not why: a
+    # typed line close to it names nothing (its exact paste is that failure, engine.py)
+    words = {w: sid for w, sid in words.items() if not pasted_only(rules, sid)}
+    for m in getattr(catalogue, "messages", ()):
+        cls = message_class(m)
+        cause = str(getattr(m, "cause", "") or "") if cls == "cause" else ""
+        symptom = words.get(str(getattr(m, "symptom", "") or ""), "") if cls == "symptom" else ""
+        if cause not in rules.causes:
+            cause = ""
+        benign = cls == "benign"
+        if (not cause and not symptom and not benign) or getattr(m, "level", "") == "info":
+            continue  # an INFO line, or a meaning the rules cannot answer
+        k = known(str(m.template), cause, symptom, f"catalogue/{m.library}", "*" if benign else "")
+        if k is not None:
+            yield k
+
+
+def evidence_lines(example: str, node: Any) -> list[str]:
+    """The lines of a rule's `match` example that are its evidence: a one-line example is
+    the message itself; of a log, only the lines one of the rule's matchers fires on (its
+    other lines are context: a port-in-use example's generic `NCCL error in: ...` line,
+    whose meaning comes from the `Address already in use` below it, means nothing alone)."""
+    lines = [line for line in example.splitlines() if line.strip()]
+    if len(lines) <= 1:
+        return [example]
+    return [line for line in lines if _fires(node, line)]
+
+
+def _fires(node: Any, line: str) -> bool:
+    """Whether a regex or substring matcher of one of `node`'s signatures matches `line`,
+    as the diagnosis matches it (past a launcher's or logger's prefix)."""
+    from kb.diagnosis.decorations import content_start
+    from kb.diagnosis.matching import CompiledMatcher
+
+    content = content_start(line)
+    for sig in getattr(node, "signatures", ()):
+        for m in sig.matchers:
+            if m.type in ("regex", "substring"):
+                try:
+                    matcher = CompiledMatcher(m)
+                except Exception:  # an RE2 error is lint's to report
+                    continue
+                if matcher.search_line(line, content) is not None:
+                    return True
+    return False

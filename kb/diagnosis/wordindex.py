@@ -1,0 +1,85 @@
+"""Which known messages hold which specific words, so a line meets only its candidates.
+
+Why: a line scores 0 against a known message that lacks most of its specific words
+(`approximate.score`), and the corpus holds thousands of messages; the index hands a line
+only the messages that could hold `WORD_SHARE` of its words, a few set lookups instead of
+thousands of comparisons.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+from kb.diagnosis.approx_corpus import Known
+
+WORD_SHARE = 0.6  # of the line's specific words, the share the known message must hold
+
+_INDEXES: dict[int, WordIndex] = {}
+
+
+class WordIndex:
+    """Each known word -> the messages holding it (and the sorted words, for a word that a
+    paste cut at the start or the end of a line)."""
+
+    def __init__(self, corpus: list[Known]) -> None:
+        self.postings: dict[str, list[int]] = {}
+        for i, k in enumerate(corpus):
+            for w in k.words:
+                self.postings.setdefault(w, []).append(i)
+        self._words = sorted(self.postings)  # for the words a cut word starts
+        self._reversed = sorted(w[::-1] for w in self.postings)  # ... and ends
+
+    def candidates(self, line_words: frozenset[str], ends: tuple[str, str]) -> list[int]:
+        """The indices, in corpus order, of the messages `score` may find close: those
+        holding enough of the line's words, counting a cut first or last word (`cut_ends`)
+        as held where a word of the message ends or starts with it."""
+        held: dict[int, int] = {}
+        for w in line_words:
+            for i in self.postings.get(w, ()):
+                held[i] = held.get(i, 0) + 1
+        first, last = ends
+        if first == last:  # one word at both ends: held once, cut at either end
+            if first in line_words:
+                self._count_cut(held, first, [*self._ending(first), *self._starting(first)])
+        else:
+            if first in line_words:
+                self._count_cut(held, first, self._ending(first))
+            if last in line_words:
+                self._count_cut(held, last, self._starting(last))
+        n_words = len(line_words)
+        return sorted(i for i, n in held.items() if n / n_words >= WORD_SHARE)
+
+    def _starting(self, cut: str) -> list[str]:
+        """The known words that start with `cut` (itself aside)."""
+        return [w for w in _prefixed(self._words, cut) if w != cut]
+
+    def _ending(self, cut: str) -> list[str]:
+        """The known words that end with `cut` (itself aside)."""
+        return [w[::-1] for w in _prefixed(self._reversed, cut[::-1]) if w != cut[::-1]]
+
+    def _count_cut(self, held: dict[int, int], cut: str, fitting: list[str]) -> None:
+        """Count `cut` as held by the messages that lack it but hold a word it fits."""
+        holding = set(self.postings.get(cut, ()))
+        extra: set[int] = set()
+        for w in fitting:
+            extra.update(self.postings[w])
+        for i in extra - holding:
+            held[i] = held.get(i, 0) + 1
+
+
+def _prefixed(words: list[str], prefix: str) -> list[str]:
+    """The words of the sorted `words` that start with `prefix`."""
+    at = bisect.bisect_left(words, prefix)
+    end = at
+    while end < len(words) and words[end].startswith(prefix):
+        end += 1
+    return words[at:end]
+
+
+def word_index(corpus: list[Known]) -> WordIndex:
+    """The index of `corpus` (kept while the corpus is)."""
+    index = _INDEXES.get(id(corpus))
+    if index is None:
+        _INDEXES.clear()
+        index = _INDEXES[id(corpus)] = WordIndex(corpus)
+    return index

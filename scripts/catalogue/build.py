@@ -185,6 +185,13 @@ SOURCES: dict[str, tuple[str, Callable[[Path], tuple[str, list[Seen]]]]] = {
     "nccl": ("https://github.com/NVIDIA/nccl", _nccl),
     "rccl": ("https://github.com/ROCm/rccl", _rccl),
     "openssh": ("https://github.com/openssh/openssh-portable", _openssh),
+    # csources.scan_openssh_server: sshd's own files, apart from the client's, whose rules
+    # in classify.yaml read any openssh message by its words alone
+    "openssh-server": (
+        "https://github.com/openssh/openssh-portable (every release tag V_7_2_P1-V_10_5_P1:"
+        " sshd.c, sshd-session.c, sshd-auth.c, servconf.c, auth.c, auth-rhosts.c, auth2*.c)",
+        lambda git_dir: __import__("csources").scan_openssh_server(git_dir),
+    ),
     "ompi": ("https://github.com/open-mpi/ompi", _ompi),
     "prrte": ("https://github.com/openpmix/prrte", _prrte),
     "pmix": ("https://github.com/openpmix/openpmix", _pmix),
@@ -207,6 +214,20 @@ SOURCES: dict[str, tuple[str, Callable[[Path], tuple[str, list[Seen]]]]] = {
         _slurm,
     ),
     "pyxis": ("https://github.com/NVIDIA/pyxis (every release tag 0.1.0-0.24.0)", _pyxis),
+    # mpich_src.py: Hydra (and hydra2), the PMI client, errnames.txt, the library's stderr
+    "mpich": (
+        "https://github.com/pmodels/mpich (every release tag v3.0-v5.0.1, rc/alpha/beta left"
+        " out: src/pm/hydra and src/pm/hydra2 (HYDU_ERR_*/HYD_ERR_*, HYDU_ASSERT), src/pmi,"
+        " the tree's errnames.txt, the library's stderr prints and assembled abort lines)",
+        lambda git_dir: __import__("mpich_src").scan(git_dir),
+    ),
+    # jax_src.py: jax.distributed, its cluster environments, xla_bridge, version checks
+    "jax": (
+        "https://github.com/jax-ml/jax (every release tag jax-v0.3.0-jax-v0.11.0, -rc left out:"
+        " jax/_src/distributed.py, jax/_src/clusters/, xla_bridge.py, the jax/jaxlib version"
+        " checks, jax_plugins/cuda and rocm; XLA's coordinator errors are openxla/xla's C++)",
+        lambda git_dir: __import__("jax_src").scan(git_dir),
+    ),
     "accelerate": (
         "https://github.com/huggingface/accelerate (every release tag v0.5.0-v1.14.0: state.py,"
         " launchers.py, commands/launch.py, utils/launch.py, utils/environment.py,"

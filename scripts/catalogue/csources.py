@@ -1,14 +1,16 @@
 """C/C++ libraries with printf-style logging macros, at every release tag: NCCL (and RCCL,
 its HIP port): every `WARN(fmt, ...)` and `INFO(flags, fmt, ...)` of src/; the OpenSSH
 client: `fatal`/`error`/`logit`/`verbose` (and their `_f`/`_fr` forms) of the client's
-files."""
+files; the OpenSSH server (sshd): the same and their `_r`, `do_log2*` and disconnect forms
+of the daemon's, its configuration's and its authentication's files."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from cprintf import calls
+from cprintf import Call, _skip_arg, calls
 from merge import Found, Seen, scan_releases, scan_revisions, span
 
 SUFFIXES = (".cc", ".cu", ".h", ".c", ".cpp", ".hpp", ".cuh")
@@ -63,6 +65,88 @@ def scan_openssh(git_dir: Path) -> tuple[str, list[Seen]]:
         git_dir, r"V_(\d+_\d+_P\d+)", "7_2_P1", (), lambda p: p in files,
         SSH_MACROS, SSH_LEVELS,
     )  # fmt: skip
+    return _ssh_versions(versions, seen)
+
+
+# sshd's own files: the daemon (split into sshd-session.c in 9.8 and sshd-auth.c in 10.0),
+# its configuration, and the authentication of a login (auth2-*.c: one file a method)
+SSHD_FILES = re.compile(r"(sshd|sshd-session|sshd-auth|servconf|auth|auth-rhosts|auth2(-\w+)?)\.c")
+SSHD_MACROS = {
+    **SSH_MACROS,
+    "error_r": 1, "fatal_r": 1, "logit_r": 1, "verbose_r": 1, "logdie_r": 1,
+    "do_log2": 1, "do_log2_f": 1, "do_log2_r": 2, "do_log2_fr": 2,
+    # the reason sshd ends a connection with, which the client prints as "Received
+    # disconnect from ...: <reason>"
+    "packet_disconnect": 0, "ssh_packet_disconnect": 1,
+}  # fmt: skip
+SSHD_LEVELS = {
+    **{m: SSH_LEVELS.get(m, SSH_LEVELS.get(m.removesuffix("_r"), "info")) for m in SSHD_MACROS},
+    "packet_disconnect": "error", "ssh_packet_disconnect": "error",
+}  # fmt: skip
+_SYSLOG = {"FATAL": "fatal", "ERROR": "error"}  # any other SYSLOG_LEVEL_* describes
+_EXITS = re.compile(r"\s*;\s*(?:cleanup_)?exit\s*\(\s*(?!0\s*\))")
+
+
+def scan_openssh_server(git_dir: Path) -> tuple[str, list[Seen]]:
+    """The OpenSSH server's (sshd's) messages over the client's releases: what the daemon
+    prints when it cannot start (host keys, bind, privilege separation, sshd_config) and
+    when it refuses a login."""
+    versions, seen = scan_releases(
+        git_dir, r"V_(\d+_\d+_P\d+)", "7_2_P1", lambda p: bool(SSHD_FILES.fullmatch(p)),
+        _read_sshd,
+    )  # fmt: skip
+    return _ssh_versions(versions, seen)
+
+
+def _read_sshd(text: str) -> list[Found]:
+    found = dict.fromkeys((_sshd_level(text, c), c.template) for c in calls(text, SSHD_MACROS))
+    return [(level, template, {}) for level, template in found]
+
+
+def _sshd_level(text: str, call: Call) -> str:
+    """A call's level: its macro's; `do_log2*`'s is the most severe `SYSLOG_LEVEL_*` its
+    level argument names or the file assigns to that variable (the host key messages'
+    `ll` is ERROR for a key sshd_config names); any message followed at once by a
+    non-zero `exit()` ends the daemon (`sshd: no hostkeys available -- exiting.` is a
+    `logit`), so it is fatal."""
+    start = _call_start(text, call)
+    end = _call_end(text, start)
+    if _EXITS.match(text, end):
+        return "fatal"
+    if not call.macro.startswith("do_log2"):
+        return SSHD_LEVELS[call.macro]
+    i = text.index("(", start) + 1
+    if call.macro.endswith("r"):
+        i = _skip_arg(text, i) + 1
+    arg = text[i : _skip_arg(text, i)].strip()
+    if re.fullmatch(r"\w+", arg):  # a variable: what the file assigns to it
+        arg = " ".join(re.findall(rf"\b{arg}\s*=(?!=)([^;]*);", text))
+    levels = {_SYSLOG.get(n, "info") for n in re.findall(r"SYSLOG_LEVEL_(\w+)", arg)}
+    return next((lv for lv in ("fatal", "error") if lv in levels), "info")
+
+
+def _call_start(text: str, call: Call) -> int:
+    """Where the call opens: its macro's name on the line `calls` gives."""
+    line_start = 0
+    for _ in range(call.line - 1):
+        line_start = text.index("\n", line_start) + 1
+    m = re.compile(rf"(?<![\w.>]){call.macro}\s*\(").search(text, line_start)
+    assert m is not None  # `calls` found it there
+    return m.start()
+
+
+def _call_end(text: str, start: int) -> int:
+    """Just past the `)` that closes the call opening at `start`."""
+    i = text.index("(", start) + 1
+    while i < len(text) and text[i] != ")":
+        i = _skip_arg(text, i)
+        if i < len(text) and text[i] == ",":
+            i += 1
+    return i + 1
+
+
+def _ssh_versions(versions: str, seen: list[Seen]) -> tuple[str, list[Seen]]:
+    """Tags' versions as OpenSSH writes them."""
     for s in seen:
         s.first, s.last = _ssh_version(s.first), _ssh_version(s.last)
     first, _, last = versions.partition("-")

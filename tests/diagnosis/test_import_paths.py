@@ -114,3 +114,27 @@ def test_a_bare_top_level_name_proves_no_release(shipped: Any) -> None:
     # a checkout shadowed by an unrelated installed `nets` prints the same line
     text = "    from nets import inception_resnet_v2\nImportError: cannot import name inception_resnet_v2\n"
     assert [c.id for c in diagnose_text(shipped, text).causes] == ["pythonpath-missing"]
+
+
+DAMO = ROOT / "corpora/batch-2026-12-02b/d-pythonpath-missing-damoyolo-11-no-module-damo-zh.log"
+
+
+def test_gate_batch_2026_12_02b_a_script_started_from_a_folder_of_its_repository(
+    shipped: Any,
+) -> None:
+    # tinyvision/DAMO-YOLO#11: `python -m torch.distributed.launch ... tools/train.py`, whose
+    # `from damo...` fails: Python put tools/, not the checkout's root, on the path
+    diag = diagnose_paths(shipped, [DAMO])
+    assert [c.id for c in diag.causes] == ["pythonpath-missing"]
+    assert diag.causes[0].params["module"] == "damo"
+    assert [e.signature for e in diag.causes[0].evidence] == ["imports/missing", "imports/frame"]
+
+
+def test_an_installed_or_absolute_script_is_no_subfolder_of_a_checkout(shipped: Any) -> None:
+    absolute = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/bin/train.py", line 3, in <module>\n'
+        "    import damo\n"
+        "ModuleNotFoundError: No module named 'damo'\n"
+    )
+    assert "pythonpath-missing" not in [c.id for c in diagnose_text(shipped, absolute).causes][:1]

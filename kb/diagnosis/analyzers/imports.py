@@ -8,6 +8,10 @@ script started as `python official/vision/train.py`), X is that checkout, which 
 finds only from its root (PYTHONPATH or the working folder). A folder under
 site-packages or dist-packages is an installed package instead.
 
+A script started by a relative path inside a folder (`python tools/train.py`, the raising
+frame `File "tools/train.py"`) says the same of a top-level module it cannot import:
+Python put `tools/`, not the repository's root, on the path.
+
 The dotted name says more, by Python 3's own import rules: `No module named 'a.b'`
 (quoted; Python 2's unquoted form names the whole path whatever part is missing) is
 printed only once `a` was found and imported, so an `a` that is not the job's own
@@ -89,6 +93,22 @@ class Imports(Analyzer):
         for name, ev in self.missing:
             module = name.split(".")[0]
             where = _own_folder(module, self.paths.get(ev.file, []))
+            if where is None and "." not in name:
+                script = _script_in_a_subfolder(ev, self.paths.get(ev.file, []))
+                if script is not None:
+                    report.findings.append(
+                        Finding(
+                            "missing-module-is-own-checkout",
+                            "script-in-a-subfolder",
+                            0.7,
+                            f"{module!r} is imported by a script started from a folder of its "
+                            "repository (`python tools/train.py`): Python puts that folder, not "
+                            "the repository's root, on the import path",
+                            [ev, script],
+                            {"module": module},
+                        )
+                    )
+                    break
             if where is None:
                 if "." in name:
                     self.lacking.append((name.rsplit(".", 1)[0], ev, 0.7))
@@ -134,6 +154,29 @@ def _lacking_module(
         return named if _INSTALLED & folders or "." in named else None
     if last_from is not None and 0 < line_no - last_from[0] <= 2 and "." in last_from[1]:
         return last_from[1]
+    return None
+
+
+SCRIPT_REACH = 8  # lines from the raising frame to the exception line
+
+
+def _script_in_a_subfolder(
+    missing: Evidence, paths: list[tuple[list[str], Evidence]]
+) -> Evidence | None:
+    """The frame that raised, when it is a script given by a relative path inside a folder
+    (`File "tools/train.py"`, not an installed or absolute file): its repository's own
+    packages are then importable only from the root, which Python did not put on the path."""
+    frames = [
+        (folders, ev)
+        for folders, ev in paths
+        if ev.signature.endswith("/frame") and 0 < missing.line - ev.line <= SCRIPT_REACH
+    ]
+    if not frames:
+        return None
+    folders, ev = max(frames, key=lambda f: f[1].line)
+    relative = folders and folders[0] not in ("", "~") and not folders[0].endswith(":")
+    if relative and not _INSTALLED & set(folders) and any(f not in (".", "..") for f in folders):
+        return ev
     return None
 
 

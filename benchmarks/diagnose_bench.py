@@ -24,7 +24,8 @@ regex and substring matchers translated to ERE, catalogue templates included) an
 `dlperf-help diagnose --json`, with the catalogue and without it
 (`DLPERF_HELP_CATALOGUE` at an empty folder), reporting wall time, CPU time, MB/s and
 peak RSS (from wait4) of each, the causes found and whether the planted ones are among
-them, and the median of five whole-process runs on a small pasted log. Writes the
+them, and the median of 21 whole-process runs of `diagnose --json` on a small pasted
+log, each beside a run of `python -c pass` (the floor at that minute's load). Writes the
 figures to benchmarks/results/diagnose-latest.{md,json} (--results to change).
 The machine's load average is recorded beside them: on a shared machine, wall times
 are the load's as much as the program's; CPU times less so.
@@ -248,6 +249,13 @@ def main() -> int:
         action="store_true",
         help="measure only the small pasted log and update its line of the results",
     )
+    ap.add_argument(
+        "--small-runs",
+        type=int,
+        default=SMALL_RUNS,
+        metavar="N",
+        help=f"runs of the small pasted log whose median is reported (default {SMALL_RUNS})",
+    )
     args = ap.parse_args()
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
     unknown = [k for k in kinds if k not in KINDS]
@@ -263,7 +271,7 @@ def main() -> int:
     for e in (env, bare):  # compile and cache the rules (and scan databases) once each
         subprocess.run([exe, "diagnose", str(SMALL_LOG)], capture_output=True, env=e)
     if args.small_only:
-        return small_only(exe, env, args.results)
+        return small_only(exe, env, args.results, args.small_runs)
     templates, wired = catalogue_counts()
     result: dict[str, Any] = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -315,44 +323,70 @@ def main() -> int:
         if args.rss_mb:
             row["rss_by_size"] = rss_by_size(exe, env, kind, args.dir, args.rss_mb)
 
-    result["small_log"] = small_log(exe, env)
+    result["small_log"] = small_log(exe, env, args.small_runs)
     result["load_after"] = [round(x, 1) for x in os.getloadavg()]
     write_results(result, args.results)
     return 0
 
 
-def small_log(exe: str, env: dict[str, str]) -> dict[str, Any]:
-    """The small pasted log, whole process: medians of 5 runs (after one that warms)."""
-    small, small_cpu, srss = [], [], 0
+SMALL_RUNS = 21
+
+
+def small_log(exe: str, env: dict[str, str], runs: int = SMALL_RUNS) -> dict[str, Any]:
+    """The small pasted log, `diagnose --json` whole process: medians of `runs` runs (after
+    one that warms), each beside a run of the bare interpreter (`python -c pass`, the
+    floor on this machine at this load: the same minute's noise in both)."""
+    small, small_cpu, floor, floor_cpu, srss = [], [], [], [], 0
     load = round(os.getloadavg()[0], 1)
+    python = _interpreter(exe)
+    cmd = [exe, "diagnose", "--json", str(SMALL_LOG)]
     # as a second run finds it: the rules' key recorded for their files' fingerprint (the
     # first run after compiling hashes them when they were written too recently to trust)
-    run_measured([exe, "diagnose", str(SMALL_LOG)], env)
-    for _ in range(5):
-        w, srss, _, _, c = run_measured([exe, "diagnose", str(SMALL_LOG)], env)
+    run_measured(cmd, env)
+    for _ in range(runs):
+        w, srss, _, _, c = run_measured(cmd, env)
         small.append(w)
         small_cpu.append(c)
+        w, _, _, _, c = run_measured([python, "-c", "pass"], env)
+        floor.append(w)
+        floor_cpu.append(c)
     return {
         "file": SMALL_LOG.name,
-        "median_wall_s": round(statistics.median(small), 2),
+        "runs": runs,
+        "median_wall_s": round(statistics.median(small), 3),
         "median_cpu_s": round(statistics.median(small_cpu), 3),
+        "python_pass_wall_s": round(statistics.median(floor), 3),
+        "python_pass_cpu_s": round(statistics.median(floor_cpu), 3),
         "peak_rss_mb": srss,
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "load": [load, round(os.getloadavg()[0], 1)],
     }
 
 
-def small_only(exe: str, env: dict[str, str], results: Path) -> int:
+def _interpreter(exe: str) -> str:
+    """The Python the installed `dlperf-help` runs on (its `#!` line), else this one."""
+    try:
+        with open(exe, "rb") as fh:
+            first = fh.readline().decode("utf-8", "replace")
+    except OSError:
+        return sys.executable
+    if first.startswith("#!") and os.access(first[2:].strip(), os.X_OK):
+        return first[2:].strip()
+    return sys.executable
+
+
+def small_only(exe: str, env: dict[str, str], results: Path, runs: int = SMALL_RUNS) -> int:
     """`--small-only`: the small log measured anew, its line of the results replaced (the
     large logs' figures, which take an hour, are kept as they were)."""
     path = results.with_suffix(".json")
     if not path.exists():
         raise SystemExit(f"{path}: no results to update (run the whole benchmark first)")
     result = json.loads(path.read_text())
-    result["small_log"] = small_log(exe, env)
+    result["small_log"] = small_log(exe, env, runs)
     s = result["small_log"]
     print(
-        f"small log: {s['median_cpu_s']:.3f} s CPU, {s['median_wall_s']:.2f} s wall (median of 5)"
+        f"small log: {s['median_cpu_s']:.3f} s CPU, {s['median_wall_s']:.3f} s wall (median "
+        f"of {runs}; python -c pass: {s['python_pass_cpu_s']:.3f} s CPU, load {s['load']})"
     )
     write_results(result, results)
     return 0
@@ -441,10 +475,16 @@ def markdown(r: dict[str, Any]) -> str:
             out.append(f"- {kind}: peak RSS of diagnose by the log's size: {sizes}")
     s = r["small_log"]
     when = f" ({s['date']}, load {s['load'][0]} to {s['load'][1]})" if "date" in s else ""
+    floor = (
+        f" (`python -c pass`: {s['python_pass_wall_s']:.3f} s wall, "
+        f"{s['python_pass_cpu_s']:.3f} s CPU)"
+        if "python_pass_cpu_s" in s
+        else ""
+    )
     out.append(
-        f"- small pasted log ({s['file']}), whole process, median of 5{when}: "
-        f"{s['median_wall_s']:.2f} s wall, {s['median_cpu_s']:.3f} s CPU, "
-        f"peak RSS {s['peak_rss_mb']} MB"
+        f"- small pasted log ({s['file']}), `diagnose --json`, whole process, median of "
+        f"{s.get('runs', 5)}{when}: {s['median_wall_s']:.3f} s wall, "
+        f"{s['median_cpu_s']:.3f} s CPU, peak RSS {s['peak_rss_mb']} MB{floor}"
     )
     return "\n".join(out) + "\n"
 

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: `diagnose` on a small log need not import pathlib
+    from collections.abc import Sequence
+    from pathlib import Path
 
 
 def open_assistant(log: Path | None) -> int:

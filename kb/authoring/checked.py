@@ -3,14 +3,16 @@ it; compiled and cached for `diagnose`, whose start must not pay for pydantic an
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 from typing import TYPE_CHECKING
 
 from kb.diagnosis import compiled as compiled_mod
 from kb.diagnosis.compiled import CompiledRules
 from kb.util.errors import UserError
 
-if TYPE_CHECKING:  # the cached path must not load pydantic
+if TYPE_CHECKING:  # the cached path must not load pydantic (nor pathlib)
+    from pathlib import Path
+
     from kb.rules.knowledge import KnowledgeBase
 
 
@@ -35,18 +37,23 @@ def load_rules(root: Path | None = None) -> CompiledRules:
 
     Raises `kb.util.errors.UserError` when the rules have errors (as `load_kb`).
     """
-    from kb.util.paths import rules_dir
+    from kb.util.paths import rules_folder
 
-    root = root or rules_dir()
-    if not root.is_dir():
-        raise UserError(f"rules directory not found: {root}")
-    cached = compiled_mod.load_cached(root)
+    folder = rules_folder() if root is None else root
+    if not os.path.isdir(folder):
+        from pathlib import Path
+
+        raise UserError(f"rules directory not found: {Path(folder)}")
+    cached = compiled_mod.load_cached(folder)
     if cached is not None:
         return cached
+    from pathlib import Path
+
+    root = Path(folder)
     # the key is taken before reading, and checked after: a rule edited meanwhile must not be
     # cached under a key that says its new content (the fingerprint, taken first, then only
     # names the key of older content: it is never seen again)
-    fingerprint = compiled_mod.fingerprint_of(root)
+    fingerprint = compiled_mod.fingerprint_of(folder)  # as `load_cached` will take it
     key = compiled_mod.rules_key(root)
     compiled = compiled_mod.from_kb(load_kb(root), key)
     if compiled_mod.rules_key(root) == key:

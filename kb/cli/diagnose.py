@@ -9,18 +9,23 @@ rules come from the compiled cache, so a pasted log is answered in a fraction of
 
 from __future__ import annotations
 
-import argparse
 import gc
 import os
 import sys
 import time
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # a plain command line is read without argparse (`kb.cli.quickargs`)
+    import argparse
+    from typing import Any
 
 HELP = "diagnose logs: the likely causes, the lines that show them, and the fixes"
 LIKELY = 0.5  # kb.diagnosis.ranking.LIKELY, kept here so `--help` imports nothing heavy
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    import argparse
+
     p.epilog = (
         "Exit status: 0 no known problem found, 1 a likely cause found (or a failure whose "
         "cause no line names: a crash, a killed rank, an exception, a hang; the JSON then "
@@ -57,6 +62,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _positive(value: str) -> int:
+    import argparse
+
     try:
         n = int(value)
     except ValueError:

@@ -9,16 +9,17 @@ Exit status: 0 nothing wrong, 1 a problem found, 2 the job could not be done.
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import os
 import sys
-from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any
 
-from kb import __version__
 from kb.util.errors import UserError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # a plain `diagnose` needs neither argparse nor pathlib (nor typing)
+    import argparse
+    from collections.abc import Callable, Sequence
+    from pathlib import Path
+    from typing import Any
 
 SUBCOMMANDS = [
     "diagnose",
@@ -33,75 +34,11 @@ SUBCOMMANDS = [
 ]
 
 
-class _Formatter(argparse.HelpFormatter):
-    """argparse's help formatter, sized as argparse sizes it (`shutil.get_terminal_size`)
-    without importing shutil (and bz2, lzma, fnmatch with it): argparse builds one for
-    every argument added, so even `diagnose` on a small log paid for them."""
-
-    def __init__(
-        self,
-        prog: str,
-        indent_increment: int = 2,
-        max_help_position: int = 24,
-        width: int | None = None,
-    ) -> None:
-        if width is None:
-            width = _columns() - 2
-        super().__init__(prog, indent_increment, max_help_position, width)
-
-
-def _columns() -> int:
-    """`shutil.get_terminal_size().columns`: `$COLUMNS`, else the terminal's, else 80."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns > 0:
-        return columns
-    try:
-        size = os.get_terminal_size(sys.__stdout__.fileno())  # type: ignore[union-attr]
-    except (AttributeError, ValueError, OSError):
-        return 80
-    return size.columns or 80
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line (and exit status 2)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", _Formatter)  # subcommands' parsers too
-        super().__init__(*args, **kwargs)
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        from kb.util.textsafe import safe_line
-
-        sys.stderr.write(f"{self.prog}: error: {safe_line(message)} (see {self.prog} --help)\n")
-        raise SystemExit(2)
-
-
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The whole parser; with `command`, only that subcommand's (its module alone is
-    imported: `dlperf-help diagnose` must not pay for the other eight)."""
-    parser = OneLineParser(
-        prog="dlperf-help",
-        description="Troubleshoot distributed deep-learning jobs: diagnose logs, walk the "
-        "decision tree, verify on your nodes over SSH, export runbooks. "
-        "With no command, opens the interactive assistant.",
-    )
-    parser.add_argument("--version", action="version", version=f"dlperf-help {__version__}")
-    parser.add_argument(
-        "--rules", metavar="DIR", help="use the rules in DIR instead of the shipped ones"
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
-    for name in [command] if command else SUBCOMMANDS:
-        module = importlib.import_module(f"kb.cli.{name}")
-        p = sub.add_parser(name, help=module.HELP, description=module.HELP)
-        module.add_arguments(p)
-        p.add_argument(  # also after the command; SUPPRESS keeps the one given before it
-            "--rules", metavar="DIR", default=argparse.SUPPRESS, help=argparse.SUPPRESS
-        )
-        p.set_defaults(_module=module)
-    return parser
+    """The whole parser; with `command`, only that subcommand's (`kb.cli.parser`)."""
+    from kb.cli.parser import build_parser as build
+
+    return build([command] if command else SUBCOMMANDS)
 
 
 def command_of(args: Sequence[str]) -> str | None:
@@ -119,13 +56,15 @@ def main(
     args_list = list(sys.argv[1:] if argv is None else argv)
     before = os.environ.get("DLPERF_HELP_RULES")
     try:
-        parser = build_parser(command_of(args_list))
-        args = parser.parse_args(args_list)
+        args = _quick(args_list)
+        if args is None:
+            parser = build_parser(command_of(args_list))
+            args = parser.parse_args(args_list)
         if args.rules:
             os.environ["DLPERF_HELP_RULES"] = args.rules
         module = getattr(args, "_module", None)
         if module is None:
-            module = importlib.import_module("kb.cli.tui")
+            module = _command_module("tui")
             args = parser.parse_args([*args_list, "tui"])
         args.open_tui = open_tui
         return int(module.run(args) or 0)
@@ -150,6 +89,28 @@ def main(
             os.environ.pop("DLPERF_HELP_RULES", None)
         else:
             os.environ["DLPERF_HELP_RULES"] = before
+
+
+def _quick(args: list[str]) -> argparse.Namespace | None:
+    """A plain `diagnose` command line, read as argparse reads it (`kb.cli.quickargs`)
+    without building the parser; None for any other."""
+    from kb.cli.quickargs import quick_args
+
+    found = quick_args(args)
+    if found is None:
+        return None
+    from types import SimpleNamespace
+
+    found["_module"] = _command_module("diagnose")
+    return SimpleNamespace(**found)  # type: ignore[return-value]
+
+
+def _command_module(name: str) -> Any:
+    """`kb.cli.<name>`, imported as `importlib.import_module` would (without importing
+    importlib, for a plain `diagnose`)."""
+    full = f"kb.cli.{name}"
+    __import__(full)
+    return sys.modules[full]
 
 
 def _say(message: str) -> None:

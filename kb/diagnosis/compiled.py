@@ -17,20 +17,17 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from pathlib import Path
 from stat import S_ISLNK
 from typing import Any
 
 from kb.diagnosis.matching import SignatureSpec, signature_spec
 from kb.util import cachepickle
-from kb.util.atomicfile import write_atomic
 from kb.util.digest import blake2b
 from kb.util.record import field, record, replace
-from kb.util.rulefiles import (  # as kb.rules.loader finds them
-    RuleFileError,
-    read_rule_bytes,
-    rule_files,
-)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # a warm run names files by plain strings: pathlib is not imported
+    from pathlib import Path
 
 FORMAT = "dlperf-compiled-rules/9"  # 9: regex matchers carry `where` bounds
 
@@ -428,22 +425,35 @@ def _next_step(symptom: Any) -> str:
 # ---------------------------------------------------------------- the on-disk cache
 
 
-def _engine_sources() -> list[Path]:
+_HERE = os.path.dirname(__file__)  # absolute: imported modules have absolute paths
+
+
+def _engine_sources() -> list[str]:
     """The modules that define the compiled form: a cache written by another version of
     them (an upgrade, a checkout with edits) must never be read back. Named by place, not
     imported: the warm path must not load the catalogue's modules."""
-    here = Path(__file__).parent  # absolute: imported modules have absolute paths
-    templates = here.parent / "rules" / "catalogue" / "templates.py"
-    return [here / "compiled.py", here / "specs.py", here / "matching.py", templates]
+    templates = os.path.join(os.path.dirname(_HERE), "rules", "catalogue", "templates.py")
+    names = ("compiled.py", "specs.py", "matching.py")
+    return [*(os.path.join(_HERE, n) for n in names), templates]
 
 
-def rules_key(root: Path) -> str:
+def rules_key(root: str | Path) -> str:
     """A hash of every rule file's path and bytes, of the compiled format, and of the
     engine modules that write and read it."""
+    from pathlib import Path
+
+    from kb.util.rulefiles import (  # as kb.rules.loader finds them
+        RuleFileError,
+        read_rule_bytes,
+        rule_files,
+    )
+
+    root = Path(root)
     h = blake2b(FORMAT.encode(), digest_size=16)
     for source in _engine_sources():
         try:
-            h.update(source.read_bytes())
+            with open(source, "rb") as fh:
+                h.update(fh.read())
         except OSError:
             h.update(b"\0engine")
     h.update(_catalogue_key().encode())
@@ -468,7 +478,7 @@ def _catalogue_key() -> str:
 RACY_NS = 2_000_000_000  # a file changed this recently may change again within its clock tick
 
 
-def _fingerprint(root: Path) -> tuple[str, bool]:
+def _fingerprint(root: str | Path) -> tuple[str, bool]:
     """(a hash of what `os.stat` says of every file `rules_key` reads, whether one of them
     changed too recently for its stat to prove it unchanged later).
 
@@ -479,16 +489,16 @@ def _fingerprint(root: Path) -> tuple[str, bool]:
     files are a superset of those the key reads (every `*.yaml`/`*.yml` under the rules
     folder, the catalogue's `*.yaml` and modules): a superset can only miss the shortcut,
     never mislead it."""
-    from kb.util.paths import catalogue_dir
+    from kb.util.paths import catalogue_folder
 
-    catalogue = catalogue_dir()
-    package = Path(__file__).parents[1] / "rules" / "catalogue"
+    catalogue = catalogue_folder()
+    package = os.path.join(os.path.dirname(_HERE), "rules", "catalogue")
     h = blake2b(f"{FORMAT}\0{root}\0{catalogue}".encode(errors="surrogateescape"), digest_size=16)
     newest = 0
     paths = [
-        *map(str, _engine_sources()),
-        *_listing(str(package), (".py",), False),
-        *_listing(str(catalogue), (".yaml",), False),
+        *_engine_sources(),
+        *_listing(package, (".py",), False),
+        *_listing(catalogue, (".yaml",), False),
         os.path.join(catalogue, "symptoms.yaml"),
         *_listing(str(root), (".yaml", ".yml"), True),
     ]
@@ -523,21 +533,33 @@ def _listing(folder: str, suffixes: tuple[str, ...], deep: bool) -> list[str]:
 
 
 def cache_path(key: str) -> Path:
-    from kb.util.paths import cache_dir
+    from pathlib import Path
 
-    return cache_dir() / f"rules-{key}.pickle"
+    return Path(_cache_file(key))
+
+
+def _cache_file(key: str) -> str:
+    from kb.util.paths import cache_file
+
+    return cache_file(f"rules-{key}.pickle")
 
 
 def _fingerprint_path(fingerprint: str) -> Path:
-    from kb.util.paths import cache_dir
+    from pathlib import Path
 
-    return cache_dir() / f"rules-stat-{fingerprint}.key"
+    return Path(_fingerprint_file(fingerprint))
+
+
+def _fingerprint_file(fingerprint: str) -> str:
+    from kb.util.paths import cache_file
+
+    return cache_file(f"rules-stat-{fingerprint}.key")
 
 
 def _known_key(fingerprint: str) -> str | None:
     """The content key recorded for this fingerprint, if one was."""
     try:
-        with open(_fingerprint_path(fingerprint), "rb") as fh:
+        with open(_fingerprint_file(fingerprint), "rb") as fh:
             text = fh.read(64).decode("ascii")
     except (OSError, UnicodeDecodeError):
         return None
@@ -555,7 +577,7 @@ def _cache_classes() -> dict[tuple[str, str], type]:
     )  # fmt: skip
 
 
-def load_cached(root: Path) -> CompiledRules | None:
+def load_cached(root: str | Path) -> CompiledRules | None:
     """The compiled rules for `root`'s current content, if a previous run cached them.
 
     The content key comes from the files' fingerprint when it was recorded for them
@@ -565,7 +587,7 @@ def load_cached(root: Path) -> CompiledRules | None:
     known = key is not None
     if key is None:
         key = rules_key(root)
-    compiled = cachepickle.load(cache_path(key), _cache_classes())
+    compiled = cachepickle.load(_cache_file(key), _cache_classes())
     if not isinstance(compiled, CompiledRules) or compiled.key != key:
         return None
     if not known:
@@ -573,7 +595,7 @@ def load_cached(root: Path) -> CompiledRules | None:
     return compiled
 
 
-def fingerprint_of(root: Path) -> tuple[str, bool]:
+def fingerprint_of(root: str | Path) -> tuple[str, bool]:
     """`root`'s fingerprint, to take before its key (see `_fingerprint`): for `save`."""
     return _fingerprint(root)
 
@@ -581,7 +603,9 @@ def fingerprint_of(root: Path) -> tuple[str, bool]:
 def _remember(fingerprint: str, racy: bool, key: str) -> None:
     if not racy:
         with contextlib.suppress(OSError):
-            write_atomic(_fingerprint_path(fingerprint), key.encode("ascii"))
+            from kb.util.atomicfile import write_atomic  # here: a warm run writes nothing
+
+            write_atomic(_fingerprint_file(fingerprint), key.encode("ascii"))
 
 
 def save(compiled: CompiledRules, fingerprint: tuple[str, bool] | None = None) -> None:
@@ -593,8 +617,8 @@ def save(compiled: CompiledRules, fingerprint: tuple[str, bool] | None = None) -
     import json
 
     canonical = CompiledRules.from_json(json.loads(json.dumps(compiled.to_json())))
-    cachepickle.save(cache_path(compiled.key), _shared(canonical))
-    if fingerprint is not None and cache_path(compiled.key).exists():
+    cachepickle.save(_cache_file(compiled.key), _shared(canonical))
+    if fingerprint is not None and os.path.exists(_cache_file(compiled.key)):
         _remember(*fingerprint, compiled.key)
 
 

@@ -18,7 +18,6 @@ import contextlib
 import os
 import time
 from collections.abc import Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kb.diagnosis import hang_inputs, reader
@@ -30,6 +29,7 @@ from kb.diagnosis.ranking import LIKELY, analyze, rank
 
 if TYPE_CHECKING:  # a cancel event comes from a caller that runs threads
     import threading
+    from pathlib import Path
 
 __all__ = ["LIKELY", "diagnose_lines", "diagnose_paths", "diagnose_text"]
 

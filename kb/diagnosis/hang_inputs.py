@@ -12,7 +12,7 @@ the hang signatures of `rules/nccl/nccl-timeout-hang.yaml` judge.
 from __future__ import annotations
 
 import os
-import zlib
+import sys
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
@@ -109,10 +109,21 @@ def _ras_text(name: str) -> str:
             data = stream.read(RAS_SCAN_BYTES)
         finally:
             stream.close()
-    except (rawbytes.InputError, OSError, EOFError, ValueError, zlib.error):
+    except (rawbytes.InputError, OSError, EOFError, ValueError):
         return ""  # the log's own reading reports it
+    except Exception as exc:
+        if not _zlib_error(exc):
+            raise
+        return ""
     text = data.decode("utf-8", "replace")
     return text if markers.looks_like_ras(text) else ""
+
+
+def _zlib_error(exc: Exception) -> bool:
+    """Whether `exc` is a `zlib.error` (a damaged .gz), without importing zlib: only the
+    gzip reader, which imports it, can raise one, and a plain log never needs it."""
+    zlib = sys.modules.get("zlib")
+    return zlib is not None and isinstance(exc, zlib.error)
 
 
 # ASCII: found in the bytes as in the text

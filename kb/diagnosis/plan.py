@@ -16,8 +16,8 @@ at them; only vetoes whose automaton hit proves the veto (`line_exact`) take par
 
 from __future__ import annotations
 
+import os
 from functools import cache, cached_property
-from pathlib import Path
 from typing import Any
 
 from kb.diagnosis.analyzers import default_analyzers
@@ -34,11 +34,16 @@ from kb.diagnosis.reader import MAX_LINE, Block
 from kb.diagnosis.scanner import Pattern, Scanner
 from kb.util import cachepickle
 from kb.util.digest import blake2b
-from kb.util.regexlit import literal
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # a warm run names its caches by plain strings: pathlib is not imported
+    from pathlib import Path
 
 
 def prefilter(m: MatcherSpec) -> Pattern:
     """A pattern that matches every line the matcher could fire on (and maybe more)."""
+    from kb.util.regexlit import literal  # here: a warm run reads its patterns back
+
     if m.type == "regex":
         return Pattern(without_anchors(m.pattern), m.ignore_case)
     if m.type == "substring":
@@ -52,6 +57,8 @@ def prefilter(m: MatcherSpec) -> Pattern:
 @cache  # the catalogue's signatures repeat their cause's own matchers as vetoes
 def exact_pattern(m: MatcherSpec) -> Pattern | None:
     """A pattern whose hit on a line proves that matcher `m` fires there, or None."""
+    from kb.util.regexlit import literal
+
     if m.type == "substring" and (m.text.isascii() or not m.ignore_case) and m.text:
         return Pattern(literal(m.text), m.ignore_case)
     if m.type == "regex" and not m.where and line_exact(m.pattern):  # bounds: not proven
@@ -333,13 +340,13 @@ def plan_for(rules: CompiledRules, use_hyperscan: bool = True) -> Plan:
 PART_FORMAT = "dlperf-plan-part/4"  # 2: consumers as tuples; 3: its digest; 4: by __init__
 
 
-def _part_sources() -> list[Path]:
+def _part_sources() -> list[str]:
     """The modules that decide a signature's prefilter pattern: a part cached by another
     version of them is never read back."""
-    here = Path(__file__).parent  # absolute: imported modules have absolute paths
-    util = here.parent / "util"
+    here = os.path.dirname(__file__)  # absolute: imported modules have absolute paths
+    util = os.path.join(os.path.dirname(here), "util")
     names = ("plan.py", "decorations.py", "matching.py", "shapes.py", "scanner.py", "specs.py")
-    return [*(here / n for n in names), util / "regexlit.py"]
+    return [*(os.path.join(here, n) for n in names), os.path.join(util, "regexlit.py")]
 
 
 def part_key(rules_key: str) -> str:
@@ -347,7 +354,8 @@ def part_key(rules_key: str) -> str:
     h = blake2b(f"{PART_FORMAT}\0{rules_key}\0".encode(), digest_size=16)
     for source in _part_sources():
         try:
-            h.update(source.read_bytes())
+            with open(source, "rb") as fh:
+                h.update(fh.read())
         except OSError:
             h.update(b"\0missing")
         h.update(b"\0")
@@ -355,9 +363,15 @@ def part_key(rules_key: str) -> str:
 
 
 def part_path(key: str) -> Path:
-    from kb.util.paths import cache_dir
+    from pathlib import Path
 
-    return cache_dir() / f"plan-{key}.pickle"
+    return Path(_part_file(key))
+
+
+def _part_file(key: str) -> str:
+    from kb.util.paths import cache_file
+
+    return cache_file(f"plan-{key}.pickle")
 
 
 def _cached_part(rules: CompiledRules, specs: list[tuple[str, SignatureSpec]]) -> SignaturePart:
@@ -368,14 +382,14 @@ def _cached_part(rules: CompiledRules, specs: list[tuple[str, SignatureSpec]]) -
         return signature_part(specs)
     key = part_key(rules.key)
     allowed = cachepickle.allow(SignaturePart, Pattern, MatcherLine, LogVeto)
-    got = cachepickle.load(part_path(key), allowed)
+    got = cachepickle.load(_part_file(key), allowed)
     ids = [(rid, spec.id, len(spec.matchers)) for rid, spec in specs]  # rules edited in memory
     if isinstance(got, tuple) and len(got) == 4 and got[:3] == (PART_FORMAT, key, ids):
         part = got[3]
         if isinstance(part, SignaturePart):
             return part
     part = signature_part(specs)
-    cachepickle.save(part_path(key), (PART_FORMAT, key, ids, part))
+    cachepickle.save(_part_file(key), (PART_FORMAT, key, ids, part))
     return part
 
 

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
-def write_atomic(target: Path, data: bytes) -> None:
+def write_atomic(target: str | Path, data: bytes) -> None:
     """Write `data` to `target` so a concurrent reader never sees half a file."""
     import tempfile
+    from pathlib import Path  # only here: a warm run writes nothing
 
+    target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=target.parent)
     try:

@@ -15,10 +15,11 @@ import io
 import os
 import stat
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from kb.util.atomicfile import write_atomic
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # a warm run names its caches by plain strings (`kb.util.paths.cache_file`)
+    from pathlib import Path
 
 try:  # the C accelerator that `pickle` re-exports, without importing pickle.py (2 ms)
     from _pickle import PicklingError, Unpickler, dumps
@@ -56,7 +57,7 @@ def _ours(fd: int) -> bool:
     return stat.S_ISREG(st.st_mode) and mine and not st.st_mode & 0o022 and st.st_size <= MAX_BYTES
 
 
-def load(path: Path, allowed: Mapping[tuple[str, str], type]) -> Any:
+def load(path: str | Path, allowed: Mapping[tuple[str, str], type]) -> Any:
     """The object pickled in `path`, or None when the file is missing, not ours, names a
     class outside `allowed`, or is damaged."""
     try:
@@ -75,7 +76,9 @@ def load(path: Path, allowed: Mapping[tuple[str, str], type]) -> Any:
         os.close(fd)
 
 
-def save(path: Path, obj: Any) -> None:
+def save(path: str | Path, obj: Any) -> None:
     """Pickle `obj` to `path` atomically; a cache that cannot be written is not kept."""
+    from kb.util.atomicfile import write_atomic  # here: a warm run writes nothing
+
     with contextlib.suppress(OSError, PicklingError, TypeError, AttributeError):
         write_atomic(path, dumps(obj, PROTOCOL))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any, AnyStr
+from typing import AnyStr
 
 FORMAT = 2  # 2: the code as the bytes of an array of unsigned ints (read back in one go)
 MAX_ENTRIES = 2048  # far above the engine's few hundred constants: a bound, never reached
@@ -104,10 +104,10 @@ def _tag() -> str:
     return blake2b(build.encode(), digest_size=8).hexdigest()
 
 
-def cache_file() -> Any:
-    from kb.util.paths import cache_dir
+def cache_file() -> str:
+    from kb.util import paths
 
-    return cache_dir() / f"regex-{_tag()}.pickle"
+    return paths.cache_file(f"regex-{_tag()}.pickle")
 
 
 def _read() -> dict[tuple[str | bytes, int], Entry]:

@@ -31,7 +31,7 @@ from kb.util.lazyre import LazyPattern
 _MISSING = r"No module named ('?)([A-Za-z_][\w.]*)"
 _FRAME = r"File \"([^\"]+\.py)\", line \d+"
 _SCRIPT = r"\bpython[\d.]*\s+(?:-[\w-]+\s+)*([\w./-]+\.py)\b"
-_CANNOT = r"cannot import name '?(\w+)'?(?: from '([\w.]+)' \(([^)]*)\))?"
+_CANNOT = r"cannot import name '?(\w+)'?(?: from '([\w.]+)'(?: \(([^)]*)\))?)?"
 _FROM_LINE = r"^\s+from ([A-Za-z_][\w.]*) import "
 _INSTALLED = frozenset({"site-packages", "dist-packages"})
 TAPS_CAP = 400

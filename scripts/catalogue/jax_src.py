@@ -16,12 +16,11 @@ longer ones; a later `msg += ...` only adds a tail the unanchored template need 
 from __future__ import annotations
 
 import ast
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
 from merge import Found, Seen, scan_releases
-from pyextract import LOG_LEVELS, PyMessage, _name, _text, messages
+from pyextract import LOG_LEVELS, PyMessage, _name, _text, messages, parse
 
 TAGS = r"jax-v(\d+\.\d+\.\d+(?:\.\d+)?)"  # jax-v0.4.30, jax-v0.9.0.1; -rc left out
 MINIMUM = "0.3.0"
@@ -69,12 +68,9 @@ def _named_message(node: ast.AST, texts: dict[str, str]) -> PyMessage | None:
 def named_messages(source: str) -> Iterator[PyMessage]:
     """Messages bound to a name (`msg = ...`) and raised or logged by that name in the same
     function or module body (nothing for a file that does not parse)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError):
-            return
+    tree = parse(source)
+    if tree is None:
+        return
     for scope in ast.walk(tree):
         if not isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)):
             continue

@@ -62,15 +62,23 @@ def _name(func: ast.AST) -> str:
     return ""
 
 
-def messages(source: str) -> Iterator[PyMessage]:
-    """Every raised, logged or warned message of a Python module (nothing for a file
-    that does not parse)."""
+def parse(source: str) -> ast.AST | None:
+    """The module's tree, or None for a file that does not parse (old syntax, a template);
+    the warnings old sources raise while parsing are not ours to show."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            tree = ast.parse(source)
+            return ast.parse(source)
         except (SyntaxError, ValueError):
-            return
+            return None
+
+
+def messages(source: str) -> Iterator[PyMessage]:
+    """Every raised, logged or warned message of a Python module (nothing for a file
+    that does not parse)."""
+    tree = parse(source)
+    if tree is None:
+        return
     for node in ast.walk(tree):
         # `raise E("...")`, and `return E("...")` from a helper that builds the exception
         # its callers raise (torch.distributed's `_rendezvous_error(msg)`)

@@ -9,22 +9,23 @@ ignored.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
-from pathlib import Path
-from typing import Any
+import contextlib
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, overload
 
 from kb.diagnosis.failure import catalogue_symptoms, message_class, pasted_only
 from kb.diagnosis.lines import level_of
 from kb.diagnosis.shapes import mask
+from kb.util.lazyre import LazyPattern
 from kb.util.record import record
 
 MIN_CHARS = 8  # a shaped text shorter than this is no message to compare
 
-_PUNCT = re.compile(r"[^a-z0-9<>]+")
+_PUNCT = LazyPattern(r"[^a-z0-9<>]+")
 # a catalogue template's printf and format placeholders, as the masks write a value
-_PLACEHOLDER = re.compile(r"%[-+ #0-9.*]*(?:hh|h|ll|l|z|j|t|L)?[diouxXeEfgGcspn]|\{[\w.:]*\}")
-WORD = re.compile(r"[a-z][a-z0-9_]{2,}")  # a word of a shaped text
+_PLACEHOLDER = LazyPattern(r"%[-+ #0-9.*]*(?:hh|h|ll|l|z|j|t|L)?[diouxXeEfgGcspn]|\{[\w.:]*\}")
+WORD = LazyPattern(r"[a-z][a-z0-9_]{2,}")  # a word of a shaped text
 # words that say nothing about which message it is
 _COMMON = frozenset(
     """the and for with from that this was were are not has have had but can cannot
@@ -81,12 +82,90 @@ def words_of(shaped: str) -> frozenset[str]:
     return frozenset(w for w in WORD.findall(shaped) if w not in _COMMON)
 
 
-_CORPORA: dict[tuple[str, int], list[Known]] = {}
+class KnownCorpus(Sequence[Known]):
+    """The known messages as the cache holds them, each `Known` made when first asked for
+    (a line meets only the few its words index, `kb.diagnosis.wordindex`), with the word
+    index's postings (each word -> the messages holding it) read back beside them.
 
-CACHE_FORMAT = "dlperf-approximate/4"  # 4: of a multi-line example, only its evidence lines
+    Each row is one text, its fields joined by tabs (text, shape, words joined by spaces,
+    cause, symptom, source, negates: shaped and joined texts hold no tab), and each
+    posting an array of unsigned ints: a pickle of these loads in a third of the time of
+    tuples and lists."""
+
+    def __init__(self, rows: list[str], postings: dict[str, bytes]) -> None:
+        self.rows = rows
+        self.packed_postings = postings
+        self.postings = _Postings(postings)
+        self._made: dict[int, Known] = {}
+
+    @classmethod
+    def of(cls, corpus: list[Known]) -> KnownCorpus:
+        from array import array
+
+        rows = [
+            "\t".join(
+                (
+                    k.text,
+                    k.shape,
+                    " ".join(sorted(k.words)),
+                    k.cause,
+                    k.symptom,
+                    k.source,
+                    k.negates,
+                )
+            )
+            for k in corpus
+        ]
+        postings: dict[str, array[int]] = {}
+        for i, k in enumerate(corpus):
+            for w in sorted(k.words):
+                postings.setdefault(w, array("I")).append(i)
+        made = cls(rows, {w: ids.tobytes() for w, ids in postings.items()})
+        made._made = dict(enumerate(corpus))
+        return made
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, i: int) -> Known: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Known]: ...
+    def __getitem__(self, i: int | slice) -> Known | list[Known]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self.rows)))]
+        k = self._made.get(i)
+        if k is None:
+            text, shaped, words, cause, symptom, source, negates = self.rows[i].split("\t")
+            k = Known(text, shaped, frozenset(words.split()), cause, symptom, source, negates)
+            self._made[i] = k
+        return k
 
 
-def known_messages(rules: Any, catalogue: Any = None) -> list[Known]:
+class _Postings(Mapping[str, Sequence[int]]):
+    """Word -> the indices of the messages holding it, each array read when looked up."""
+
+    def __init__(self, packed: dict[str, bytes]) -> None:
+        self._packed = packed
+
+    def __getitem__(self, word: str) -> Sequence[int]:
+        return memoryview(self._packed[word]).cast("I")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._packed)
+
+    def __len__(self) -> int:
+        return len(self._packed)
+
+
+_CORPORA: dict[tuple[str, int], KnownCorpus] = {}
+
+CACHE_FORMAT = "dlperf-approximate/5"  # 4: of a multi-line example, only its evidence lines; 5: a packed pickle, by the catalogue's key
+# the modules whose code decides what the corpus holds (shapes, classes, levels, evidence)
+_SOURCES = ("approx_corpus.py", "shapes.py", "failure.py", "lines.py", "decorations.py")
+
+
+def known_messages(rules: Any, catalogue: Any = None) -> KnownCorpus:
     """Every message the rules (and the catalogue) know, shaped: kept in memory per rules
     and catalogue, and on disk beside the compiled rules (shaping thousands of catalogue
     templates costs more than a pasted line may wait)."""
@@ -97,33 +176,45 @@ def known_messages(rules: Any, catalogue: Any = None) -> list[Known]:
     return _CORPORA[key]
 
 
-def _cached(rules: Any, catalogue: Any) -> list[Known]:
-    import contextlib
-    import json
-
-    from kb.util.atomicfile import write_atomic
-    from kb.util.digest import blake2b
-    from kb.util.paths import cache_dir
-
+def _cached(rules: Any, catalogue: Any) -> KnownCorpus:
+    """The corpus from the cache named by the rules' key and the catalogue's content key
+    (`kb.rules.catalogue.loader.content_key`: neither the catalogue's messages nor the
+    corpus are built when it is there), else built and kept."""
     rules_key = str(getattr(rules, "key", "") or "")
     if not rules_key:  # rules compiled in memory (a KnowledgeBase): nothing to key on
-        return list(_collect(rules, catalogue))
-    h = blake2b(f"{CACHE_FORMAT}\0{rules_key}".encode(), digest_size=16)
-    h.update(Path(__file__).read_bytes())
-    for m in getattr(catalogue, "messages", ()):
-        h.update(f"\0{m.library}\0{m.template}\0{message_class(m)}\0{m.cause}".encode())
-        h.update(f"\0{m.symptom}\0{m.level}".encode())
-    path = cache_dir() / f"approximate-{h.hexdigest()}.json"
-    with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
-        return [
-            Known(**{**k, "words": frozenset(k["words"])})
-            for k in json.loads(path.read_text(encoding="utf-8"))
-        ]
-    corpus = list(_collect(rules, catalogue))
-    with contextlib.suppress(OSError):
-        rows = [{**vars(k), "words": sorted(k.words)} for k in corpus]
-        write_atomic(path, json.dumps(rows, ensure_ascii=False).encode("utf-8"))
+        return KnownCorpus.of(list(_collect(rules, catalogue)))
+    from kb.util import cachepickle
+    from kb.util.paths import cache_file
+
+    name = _cache_name(rules_key, catalogue)
+    path = cache_file(f"approximate-{name}.pickle")
+    data = cachepickle.load(path, {})
+    if isinstance(data, dict) and data.get("name") == name:
+        return KnownCorpus(data["rows"], data["postings"])
+    corpus = KnownCorpus.of(list(_collect(rules, catalogue)))
+    saved = {"name": name, "rows": corpus.rows, "postings": corpus.packed_postings}
+    cachepickle.save(path, saved)
     return corpus
+
+
+def _cache_name(rules_key: str, catalogue: Any) -> str:
+    """What the corpus is made of: the rules (their key), the catalogue (its content key;
+    a catalogue built in memory has none, and its messages are hashed) and this code."""
+    from kb.util.digest import blake2b
+
+    h = blake2b(f"{CACHE_FORMAT}\0{rules_key}".encode(), digest_size=16)
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in _SOURCES:
+        with contextlib.suppress(OSError), open(os.path.join(here, name), "rb") as fh:
+            h.update(fh.read())
+    catalogue_key = str(getattr(catalogue, "key", "") or "")
+    if catalogue is None or catalogue_key:
+        h.update(f"\0catalogue {catalogue_key}".encode())
+    else:
+        for m in getattr(catalogue, "messages", ()):
+            h.update(f"\0{m.library}\0{m.template}\0{message_class(m)}\0{m.cause}".encode())
+            h.update(f"\0{m.symptom}\0{m.level}".encode())
+    return h.hexdigest()
 
 
 def _collect(rules: Any, catalogue: Any) -> Iterable[Known]:

@@ -17,7 +17,7 @@ are `approx_corpus.py`'s; `wordindex.py` hands each line only those that can be 
 
 from __future__ import annotations
 
-import re
+from collections.abc import Sequence
 from typing import Any
 
 from kb.diagnosis.approx_corpus import (
@@ -33,6 +33,7 @@ from kb.diagnosis.candidates import symptom_candidates
 from kb.diagnosis.lines import level_of
 from kb.diagnosis.model import BASIS_APPROXIMATE, Approximate, CauseResult, Evidence
 from kb.diagnosis.wordindex import WORD_SHARE, word_index
+from kb.util.lazyre import LazyPattern
 
 __all__ = [  # this module's names, and the corpus's and the index's that callers take from here
     "SHORT_LINES", "Known", "approximate_causes", "closest", "compared_lines", "cut_ends",
@@ -119,8 +120,8 @@ def closest(
     return sorted(best.values(), key=lambda t: (-t[0], t[1].meaning))
 
 
-_AFTER = re.compile(r"[:：]\s*|\s+-\s+")  # where a title or a sentence hands over to the message
-_PROSE = re.compile(r"[^\W\d_]+(?:\s+[^\W\d_]+)+")  # two words or more, letters only
+_AFTER = LazyPattern(r"[:：]\s*|\s+-\s+")  # where a title or a sentence hands over to the message
+_PROSE = LazyPattern(r"[^\W\d_]+(?:\s+[^\W\d_]+)+")  # two words or more, letters only
 
 
 def _spans(text: str) -> list[str]:
@@ -137,7 +138,7 @@ def _spans(text: str) -> list[str]:
 
 
 def _closest_to(
-    corpus: list[Known],
+    corpus: Sequence[Known],
     line_shape: str,
     item: tuple[str, int, str],
     best: dict[str, tuple[float, Known, tuple[str, int, str]]],

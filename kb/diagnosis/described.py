@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from kb.diagnosis.model import BASIS_DESCRIBED, CauseResult, Evidence
+from kb.util.lazyre import LazyPattern
 
 CACHE_FORMAT = "dlperf-described/2"  # 2: links and a thread's own words are not indexed
 DESCRIBED_MAX = 0.3  # a description is never "likely": it is where to look first
@@ -35,25 +36,25 @@ RELATIVE = 0.6  # causes after the first are shown only when this close to it
 MIN_PROSE_WORDS = 6
 K1, B = 1.2, 0.75
 
-_WORD = re.compile(r"[a-z][a-z0-9_]*[a-z0-9]|[\u4e00-\u9fff]+")
-_ANY_CASE = re.compile(_WORD.pattern, re.IGNORECASE)
-_URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
-_LETTERS = re.compile(r"[A-Za-z][A-Za-z'’]+")
-_CJK = re.compile(r"[\u4e00-\u9fff]")
+_WORD = LazyPattern(r"[a-z][a-z0-9_]*[a-z0-9]|[\u4e00-\u9fff]+")
+_ANY_CASE = LazyPattern(_WORD.pattern, re.IGNORECASE)
+_URL = LazyPattern(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
+_LETTERS = LazyPattern(r"[A-Za-z][A-Za-z'’]+")
+_CJK = LazyPattern(r"[\u4e00-\u9fff]")
 # lines a program prints, not a person: a time or level first, a frame, an exception,
 # a library's own prefix, key=value runs
-_LOGGED = re.compile(
+_LOGGED = LazyPattern(
     r"^\s*(?:\[?\d{2,4}[-/:.]\d\d|\[?\d+:\d+|[IWEF]\d{4} |\[?(?:INFO|WARN(?:ING)?|ERROR|DEBUG|"
     r"TRACE|FATAL|CRITICAL)\b|File \"|Traceback|at [\w.$]+\(|[\w.]*(?:Error|Exception|Warning)\b)"
     r"|\bNCCL (?:INFO|WARN)\b|(?:\S+=\S+\s+){3}"
 )
-_DECOR = re.compile(r"^\s*(?:[#>*+\-]+|\d+[.)])\s+")
+_DECOR = LazyPattern(r"^\s*(?:[#>*+\-]+|\d+[.)])\s+")
 # a shell prompt, a launcher's rank prefix: a command or its output, quoted
-_PROMPT = re.compile(r"^\s*(?:\$|\(\w+\)\s|[\w.-]+@[\w.-]+[:#$ ~])|<std(?:out|err)>")
+_PROMPT = LazyPattern(r"^\s*(?:\$|\(\w+\)\s|[\w.-]+@[\w.-]+[:#$ ~])|<std(?:out|err)>")
 # a program's own prefix or place: `[host:pid]`, `[rank0]:[W ...]`, `***NOTE`, `: W tf/x.cc:64]`,
 # a comment line of a tool's report (`# Errors with asterisks ...`: one `#`, where a
 # person's Markdown heading has two or more)
-_PRINTED = re.compile(r"^\s*(?:\[[^\]]*\]|\*{2,}|:|#(?!#))|\b\w+\.(?:cc|cpp|cu|c|h|hpp|py):\d+")
+_PRINTED = LazyPattern(r"^\s*(?:\[[^\]]*\]|\*{2,}|:|#(?!#))|\b\w+\.(?:cc|cpp|cu|c|h|hpp|py):\d+")
 # the small words of English sentences: a line of a program's output holds few of them
 _FUNCTION = frozenset(
     "the a an is are was were be been it this that i we my our you to of in on for with but "
@@ -62,15 +63,15 @@ _FUNCTION = frozenset(
 )
 MIN_FUNCTION_WORDS = 2
 # what says the problem is gone: a log of a run that works now is no complaint
-_SOLVED = re.compile(
+_SOLVED = LazyPattern(
     r"(?i)\b(?:solved|resolved|fixed|works? (?:fine|now|well)|working (?:fine|now|well)|"
     r"successfully|as expected|no longer|clos(?:e|ing) (?:this|the) issue)\b|解决|正常了"
 )
 # prose about warnings ("these warnings shouldn't be printed"): a question about messages
 # that are no failure, which the catalogue answers line by line, not a cause
-_ABOUT_WARNINGS = re.compile(r"(?i)\bwarn(?:ing|ings|s)?\b|\bnoisy\b|\bspam|警告")
+_ABOUT_WARNINGS = LazyPattern(r"(?i)\bwarn(?:ing|ings|s)?\b|\bnoisy\b|\bspam|警告")
 # a complaint: what the prose must say before its words are taken for a problem
-_PROBLEM = re.compile(
+_PROBLEM = LazyPattern(
     r"(?i)\b(?:slow(?:er|ly|s)?|hang(?:s|ing)?|hung|stuck|freez(?:e|es|ing)|froze|fail(?:s|ed|"
     r"ing|ure)?|errors?|cannot|can't|can not|couldn't|unable|doesn't work|does not work|won't|"
     r"not work(?:ing)?|low(?:er)?|poor|time[sd]? ?out|crash(?:es|ed)?|problem|wrong|bottleneck|"

@@ -9,25 +9,31 @@ thousands of comparisons.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Mapping, Sequence
 
-from kb.diagnosis.approx_corpus import Known
+from kb.diagnosis.approx_corpus import Known, KnownCorpus
 
 WORD_SHARE = 0.6  # of the line's specific words, the share the known message must hold
 
-_INDEXES: dict[int, WordIndex] = {}
+_INDEXES: dict[int, tuple[Sequence[Known], WordIndex]] = {}  # id -> the corpus, its index
 
 
 class WordIndex:
     """Each known word -> the messages holding it (and the sorted words, for a word that a
     paste cut at the start or the end of a line)."""
 
-    def __init__(self, corpus: list[Known]) -> None:
-        self.postings: dict[str, list[int]] = {}
-        for i, k in enumerate(corpus):
-            for w in k.words:
-                self.postings.setdefault(w, []).append(i)
-        self._words = sorted(self.postings)  # for the words a cut word starts
-        self._reversed = sorted(w[::-1] for w in self.postings)  # ... and ends
+    def __init__(
+        self, corpus: Sequence[Known], postings: Mapping[str, Sequence[int]] | None = None
+    ) -> None:
+        """`postings`: the corpus's, already counted (`KnownCorpus.postings`)."""
+        if postings is None:
+            counted: dict[str, list[int]] = {}
+            for i, k in enumerate(corpus):
+                for w in k.words:
+                    counted.setdefault(w, []).append(i)
+            postings = dict(counted)
+        self.postings = postings
+        self._sorted: tuple[list[str], list[str]] | None = None  # words, reversed words
 
     def candidates(self, line_words: frozenset[str], ends: tuple[str, str]) -> list[int]:
         """The indices, in corpus order, of the messages `score` may find close: those
@@ -51,11 +57,20 @@ class WordIndex:
 
     def _starting(self, cut: str) -> list[str]:
         """The known words that start with `cut` (itself aside)."""
-        return [w for w in _prefixed(self._words, cut) if w != cut]
+        return [w for w in _prefixed(self._sorted_words()[0], cut) if w != cut]
 
     def _ending(self, cut: str) -> list[str]:
         """The known words that end with `cut` (itself aside)."""
-        return [w[::-1] for w in _prefixed(self._reversed, cut[::-1]) if w != cut[::-1]]
+        backwards = self._sorted_words()[1]
+        return [w[::-1] for w in _prefixed(backwards, cut[::-1]) if w != cut[::-1]]
+
+    def _sorted_words(self) -> tuple[list[str], list[str]]:
+        """The known words sorted (for the words a cut word starts), and each reversed,
+        sorted (... and ends): made when a line first has a cut word to fit."""
+        if self._sorted is None:
+            words = list(self.postings)
+            self._sorted = (sorted(words), sorted(w[::-1] for w in words))
+        return self._sorted
 
     def _count_cut(self, held: dict[int, int], cut: str, fitting: list[str]) -> None:
         """Count `cut` as held by the messages that lack it but hold a word it fits."""
@@ -76,10 +91,13 @@ def _prefixed(words: list[str], prefix: str) -> list[str]:
     return words[at:end]
 
 
-def word_index(corpus: list[Known]) -> WordIndex:
-    """The index of `corpus` (kept while the corpus is)."""
-    index = _INDEXES.get(id(corpus))
-    if index is None:
-        _INDEXES.clear()
-        index = _INDEXES[id(corpus)] = WordIndex(corpus)
+def word_index(corpus: Sequence[Known]) -> WordIndex:
+    """The index of `corpus` (kept while the corpus is; a cached corpus brings its postings)."""
+    kept = _INDEXES.get(id(corpus))
+    if kept is not None and kept[0] is corpus:  # the very corpus, not one given its id since
+        return kept[1]
+    _INDEXES.clear()
+    postings = corpus.postings if isinstance(corpus, KnownCorpus) else None
+    index = WordIndex(corpus, postings)
+    _INDEXES[id(corpus)] = (corpus, index)
     return index

@@ -42,7 +42,7 @@ MARKER = ".pruned"
 # the names the engine gives its cache files (`kb.util.paths.cache_dir` users)
 NAME = re.compile(
     r"(?:rules|rules-stat|plan|scan|scan-line|approximate|catalogue|catalogue-lint|described"
-    r"|regex)-[0-9a-f]{8,64}\.(?:pickle|json|hsdb|key)"
+    r"|regex|catalogue-stat|catalogue-literals)-[0-9a-f]{8,64}\.(?:pickle|json|hsdb|key|rows)"
 )
 # an interrupted write: `write_atomic`'s temporary file, or approximate.py's
 TEMPORARY = re.compile(r"\.tmp-[A-Za-z0-9_]{1,32}|[a-z-]+-[0-9a-f]{8,64}\.\d{1,10}\.tmp")

@@ -1,8 +1,13 @@
-"""Reading catalogue/*.yaml into `Message`s, cached as JSON by the files' content.
+"""Reading catalogue/*.yaml into `Message`s, cached by the files' content.
 
 The catalogue holds thousands of entries; PyYAML alone takes about a second for them, so
 the first load compiles every template and writes the result under `kb.util.paths.cache_dir()`
-named by a hash of the files and of these modules; later loads read the JSON.
+named by a hash of the files and of these modules (`content_key`); later loads read it back.
+The cache is a pickle of plain data (`kb.util.cachepickle`) packed for a pasted log, which
+needs only the few messages its lines match (`pack`): each row is its own line of JSON,
+decoded when asked for, beside the prefilter literals and the rows of each. Hashing the
+files costs tens of milliseconds, so the key is recorded for what `os.stat` says of them
+(`known_key`, as `kb.diagnosis.compiled` does for the rules) and hashed only when that moved.
 
 The folder can be anyone's (`$DLPERF_HELP_CATALOGUE`), so it is read like the rules folder:
 regular files inside it only (`kb.util.rulefiles`: a FIFO would hang every command, since the
@@ -12,25 +17,28 @@ aliases or tags, so a 400-byte alias bomb is a `file:line` error, not gigabytes)
 
 from __future__ import annotations
 
-import bisect
 import contextlib
-import dataclasses
-import hashlib
-import json
 import os
+import time
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
+from stat import S_ISLNK, S_ISREG
+from typing import TYPE_CHECKING, Any
 
 from kb.rules.catalogue.model import FIELDS, Library, Message
-from kb.rules.catalogue.templates import Compiled, compile_template
-from kb.util.rulefiles import RuleFileError, read_rule_bytes
 
-FORMAT = "dlperf-catalogue/5"  # 3: patterns match a line cut after a value; 4: and without a Python exception class; 5: a template of generic words only is no matcher
+if TYPE_CHECKING:  # a warm load reads the cache by plain strings: no pathlib, no templates
+    from pathlib import Path
+
+    from kb.rules.catalogue.templates import Compiled
+
+FORMAT = "dlperf-catalogue/6"  # 3: patterns match a line cut after a value; 4: and without a Python exception class; 5: a template of generic words only is no matcher; 6: a packed pickle
 VOCABULARY = "symptoms.yaml"
 CLASSIFY = "classify.yaml"
 NOT_LIBRARIES = {VOCABULARY, CLASSIFY}
 MAX_CATALOGUE_BYTES = 8 << 20  # nccl.yaml, the largest, is about 400 KB
+RACY_NS = 2_000_000_000  # a file changed this recently may change again within its clock tick
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_USABLE, _PATTERN, _LITERAL = (FIELDS.index(f) for f in ("usable", "pattern", "literal"))
 
 
 class CatalogueError(ValueError):
@@ -43,10 +51,13 @@ def library_files(root: Path) -> list[Path]:
 
 def content_key(root: Path) -> str:
     """A hash of the catalogue files and of the modules that compile them."""
-    h = hashlib.blake2b(FORMAT.encode(), digest_size=16)
-    here = Path(__file__).parent
-    for src in sorted(here.glob("*.py")):
-        h.update(src.read_bytes())
+    from kb.util.digest import blake2b
+    from kb.util.rulefiles import RuleFileError, read_rule_bytes
+
+    h = blake2b(FORMAT.encode(), digest_size=16)
+    for src in _listing(_HERE, ".py"):
+        with open(src, "rb") as fh:
+            h.update(fh.read())
     for path in [*library_files(root), root / VOCABULARY]:
         h.update(path.name.encode("utf-8", "surrogateescape") + b"\0")
         try:  # never `read_bytes`: a FIFO would block (the error is the parser's to tell)
@@ -58,6 +69,8 @@ def content_key(root: Path) -> str:
 
 def _read_text(path: Path, root: Path) -> str:
     """A catalogue file's text; `CatalogueError` (one line, naming it) for anything else."""
+    from kb.util.rulefiles import RuleFileError, read_rule_bytes
+
     try:
         return read_rule_bytes(path, root, MAX_CATALOGUE_BYTES).decode("utf-8")
     except RuleFileError as exc:
@@ -82,6 +95,8 @@ def parse_library(
 
 def _parse(path: Path, lines: bool, root: Path) -> tuple[Library, list[tuple[Message, Compiled]]]:
     """`parse_library`, each message with its compiled template (its cuts included)."""
+    from kb.rules.catalogue.templates import compile_template
+
     data, where = _load_yaml(path, root)
     if not lines:
         where = {}
@@ -124,6 +139,8 @@ def shared_cuts(compiled: Sequence[tuple[Message, Compiled]]) -> frozenset[str]:
     """The cut prefixes (`Compiled.cuts`) that a message of another meaning (label) also
     begins with: a line that ends there may be either, so neither may claim it. Compared
     past any leading punctuation (an unanchored pattern matches after whatever precedes)."""
+    import bisect
+
     flats = sorted((_key(comp.flat), m.label) for m, comp in compiled)
     keys = [f for f, _label in flats]
     out: set[str] = set()
@@ -147,10 +164,13 @@ _LEADING = " \t:;,.-=>|*#[](){}<!?'\"`"
 
 def _without_cuts(m: Message, comp: Compiled, shared: frozenset[str]) -> Message:
     """`m` compiled again without its cuts in `shared` (when it has any)."""
+    from kb.rules.catalogue.templates import compile_template
+    from kb.util.record import replace
+
     if not any(_key(c) in shared for c in comp.cuts):
         return m
     comp = compile_template(m.template, _style(m.library, m.file), lambda c: _key(c) not in shared)
-    return dataclasses.replace(m, pattern=comp.pattern, literal=comp.literal, usable=comp.usable)
+    return replace(m, pattern=comp.pattern, literal=comp.literal, usable=comp.usable)
 
 
 def _load_yaml(path: Path, root: Path) -> tuple[Any, dict[Any, int]]:
@@ -176,15 +196,12 @@ def parse_vocabulary(root: Path) -> dict[str, str]:
 
 
 def load_raw(root: Path) -> dict[str, Any]:
-    """Libraries, messages and vocabulary as JSON-able data, from the cache when fresh."""
-    from kb.util.paths import cache_dir
+    """Libraries, messages (rows in the order of FIELDS) and vocabulary as JSON-able data,
+    compiled from the files (the cache is `load_packed`'s)."""
+    return _compile_raw(root, content_key(root))
 
-    key = content_key(root)
-    cached = cache_dir() / f"catalogue-{key}.json"
-    with contextlib.suppress(OSError, ValueError):
-        data: dict[str, Any] = json.loads(cached.read_text(encoding="utf-8"))
-        if data.get("format") == FORMAT and data.get("key") == key:
-            return data
+
+def _compile_raw(root: Path, key: str) -> dict[str, Any]:
     libraries: list[dict[str, Any]] = []
     parsed = [(path, *_parse(path, False, root)) for path in library_files(root)]
     shared = shared_cuts([pair for _path, _lib, pairs in parsed for pair in pairs])
@@ -194,15 +211,146 @@ def load_raw(root: Path) -> dict[str, Any]:
         for m, comp in pairs:
             m = _without_cuts(m, comp, shared)
             messages.append([getattr(m, f) for f in FIELDS])
-    data = {
+    return {
         "format": FORMAT,
         "key": key,
         "libraries": libraries,
         "messages": messages,
         "vocabulary": parse_vocabulary(root),
     }
-    from kb.util.atomicfile import write_atomic
+
+
+def pack(raw: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+    """`load_raw`'s data as the cache holds it, and its rows: one JSON text a line (row i
+    from `offsets[i]` to `offsets[i + 1]`), kept in a file of their own (`rows_file`) and
+    read when needed; with the prefilter `literals` of the usable rows, in the order of
+    their first row, and the rows of each (literal j's are `members[starts[j]:starts[j +
+    1]]`). The three tables are arrays of unsigned ints as bytes (`array("I")`; read with
+    `memoryview.cast("I")`): a list of 23,000 lists alone takes 10 ms to unpickle."""
+    import json
+    from array import array
+
+    lines = [json.dumps(row).encode("ascii") + b"\n" for row in raw["messages"]]
+    offsets = array("I", [0])
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    index: dict[str, list[int]] = {}
+    for i, row in enumerate(raw["messages"]):
+        if row[_USABLE] and row[_PATTERN]:
+            index.setdefault(row[_LITERAL], []).append(i)
+    starts, members = array("I", [0]), array("I")
+    for rows in index.values():
+        members.extend(rows)
+        starts.append(len(members))
+    out = {k: v for k, v in raw.items() if k != "messages"}
+    out.update(offsets=offsets.tobytes(), literals=list(index))
+    out.update(starts=starts.tobytes(), members=members.tobytes())
+    return out, b"".join(lines)
+
+
+def rows_file(key: str) -> str:
+    """The file of the rows of the catalogue of content `key` (`pack`)."""
+    from kb.util.paths import cache_file
+
+    return cache_file(f"catalogue-{key}.rows")
+
+
+def load_packed(root: str) -> dict[str, Any]:
+    """`pack`'s data for the catalogue folder `root` (its rows in `rows_file(data["key"])`),
+    from the cache when fresh."""
+    from kb.util import cachepickle
+    from kb.util.paths import cache_file
+
+    fingerprint, racy = _fingerprint(root)
+    key = _known_key(fingerprint)
+    known = key is not None
+    if key is None:
+        from pathlib import Path
+
+        key = content_key(Path(root))
+    cached = cache_file(f"catalogue-{key}.pickle")
+    loaded = cachepickle.load(cached, {})
+    data: dict[str, Any] = loaded if isinstance(loaded, dict) else {}
+    fresh = data.get("format") == FORMAT and data.get("key") == key
+    if not fresh or _rows_size(key) != _last(data.get("offsets", b"")):
+        from pathlib import Path
+
+        from kb.util.atomicfile import write_atomic
+
+        data, rows = pack(_compile_raw(Path(root), key))
+        with contextlib.suppress(OSError):
+            write_atomic(rows_file(key), rows)  # the rows first: the pickle says they are there
+            cachepickle.save(cached, data)
+        data["rows"] = rows  # where they could not be written, kept in memory
+    if not known and not racy and os.path.exists(cached):
+        _remember(fingerprint, key)
+    return data
+
+
+def _last(offsets: bytes) -> int:
+    view = memoryview(offsets).cast("I")
+    return int(view[-1]) if len(view) else 0
+
+
+def _rows_size(key: str) -> int:
+    """The size of the rows file of `key` when it is ours (a regular file of this user that
+    nobody else may write), else -1."""
+    try:
+        st = os.stat(rows_file(key))
+    except OSError:
+        return -1
+    mine = not hasattr(os, "getuid") or st.st_uid == os.getuid()
+    return st.st_size if S_ISREG(st.st_mode) and mine and not st.st_mode & 0o022 else -1
+
+
+def _fingerprint(root: str) -> tuple[str, bool]:
+    """(a hash of what `os.stat` says of every file `content_key` reads, whether one of them
+    changed too recently for its stat to prove it unchanged later): every `*.yaml` of
+    `root` and every module of this package, a superset (see `kb.diagnosis.compiled`)."""
+    from kb.util.digest import blake2b
+
+    h = blake2b(f"{FORMAT}\0{root}\0{_HERE}".encode(errors="surrogateescape"), digest_size=16)
+    newest = 0
+    for path in [*_listing(_HERE, ".py"), *_listing(root, ".yaml")]:
+        stamp: tuple[object, ...]
+        try:
+            st, link = os.lstat(path), ""
+            if S_ISLNK(st.st_mode):
+                link, st = os.readlink(path), os.stat(path)
+            stamp = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_mode)
+            newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
+        except (OSError, ValueError) as exc:
+            stamp, link = (type(exc).__name__,), ""
+        h.update(f"{path}\0{stamp}\0{link}\0".encode(errors="surrogateescape"))
+    return h.hexdigest(), newest > time.time_ns() - RACY_NS
+
+
+def _listing(folder: str, suffix: str) -> list[str]:
+    try:
+        with os.scandir(folder) as entries:
+            return sorted(e.path for e in entries if e.name.endswith(suffix))
+    except OSError:
+        return []
+
+
+def _stat_file(fingerprint: str) -> str:
+    from kb.util.paths import cache_file
+
+    return cache_file(f"catalogue-stat-{fingerprint}.key")
+
+
+def _known_key(fingerprint: str) -> str | None:
+    """The content key recorded for this fingerprint, if one was."""
+    try:
+        with open(_stat_file(fingerprint), "rb") as fh:
+            text = fh.read(64).decode("ascii")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if len(text) == 32 and all(c in "0123456789abcdef" for c in text) else None
+
+
+def _remember(fingerprint: str, key: str) -> None:
+    from kb.util.atomicfile import write_atomic  # here: a warm run writes nothing
 
     with contextlib.suppress(OSError):
-        write_atomic(cached, json.dumps(data).encode("utf-8"))
-    return data
+        write_atomic(_stat_file(fingerprint), key.encode("ascii"))

@@ -1,16 +1,20 @@
-"""One catalogued message and the catalogue of them all, as plain frozen data."""
+"""One catalogued message and the catalogue of them all, as plain frozen data.
+
+Records (`kb.util.record`), not `@dataclass`: a pasted log's diagnosis makes the few
+messages its lines match, and `dataclasses` alone would cost it more than they do."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
 from typing import Any
+
+from kb.util.record import record
 
 CLASSES = ("cause", "symptom", "benign")
 LEVELS = ("warn", "error", "info", "fatal", "help")
 
 
-@dataclass(frozen=True, slots=True)
+@record(hashable=True)  # frozen: never changed after __init__
 class Message:
     """A message a library can print: its template, where and when it is printed, what it
     means (`class_`: cause, symptom or benign; `class` is a Python keyword), and the
@@ -32,6 +36,38 @@ class Message:
     usable: bool = True
     line: int = 0  # line of the entry in catalogue/<library>.yaml (for lint)
 
+    def __init__(
+        self,
+        library: str,
+        template: str,
+        level: str,
+        file: str,
+        versions: str,
+        class_: str,
+        cause: str = "",
+        variant: str = "",
+        symptom: str = "",
+        topic: str = "",
+        pattern: str = "",
+        literal: str = "",
+        usable: bool = True,
+        line: int = 0,
+    ) -> None:
+        self.library = library
+        self.template = template
+        self.level = level
+        self.file = file
+        self.versions = versions
+        self.class_ = class_
+        self.cause = cause
+        self.variant = variant
+        self.symptom = symptom
+        self.topic = topic
+        self.pattern = pattern
+        self.literal = literal
+        self.usable = usable
+        self.line = line
+
     @property
     def label(self) -> str:
         """`cause/<id>`, `symptom/<word>` or `benign`."""
@@ -50,10 +86,13 @@ class Message:
         return cls(**data)
 
 
-FIELDS = tuple(f.name for f in fields(Message))  # the order of a cached row
+FIELDS = (  # the order of a cached row: Message's fields
+    "library", "template", "level", "file", "versions", "class_", "cause", "variant",
+    "symptom", "topic", "pattern", "literal", "usable", "line",
+)  # fmt: skip
 
 
-@dataclass(frozen=True)
+@record(hashable=True)
 class Library:
     """A catalogue file's header: what was scanned."""
 
@@ -62,9 +101,18 @@ class Library:
     versions: str
     path: str = ""
 
+    def __init__(self, name: str, source: str, versions: str, path: str = "") -> None:
+        self.name = name
+        self.source = source
+        self.versions = versions
+        self.path = path
 
-@dataclass(frozen=True)
+
+@record()
 class Vocabulary:
     """catalogue/symptoms.yaml: the words a `symptom` entry may use."""
 
-    words: Mapping[str, str] = field(default_factory=dict)  # word -> what it means
+    words: Mapping[str, str]  # word -> what it means
+
+    def __init__(self, words: Mapping[str, str] | None = None) -> None:
+        self.words = {} if words is None else words

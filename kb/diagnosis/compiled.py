@@ -558,12 +558,9 @@ def _fingerprint_file(fingerprint: str) -> str:
 
 def _known_key(fingerprint: str) -> str | None:
     """The content key recorded for this fingerprint, if one was."""
-    try:
-        with open(_fingerprint_file(fingerprint), "rb") as fh:
-            text = fh.read(64).decode("ascii")
-    except (OSError, UnicodeDecodeError):
-        return None
-    return text if len(text) == 32 and all(c in "0123456789abcdef" for c in text) else None
+    from kb.util.statkey import read_key
+
+    return read_key(_fingerprint_file(fingerprint))
 
 
 def _cache_classes() -> dict[tuple[str, str], type]:
@@ -602,10 +599,9 @@ def fingerprint_of(root: str | Path) -> tuple[str, bool]:
 
 def _remember(fingerprint: str, racy: bool, key: str) -> None:
     if not racy:
-        with contextlib.suppress(OSError):
-            from kb.util.atomicfile import write_atomic  # here: a warm run writes nothing
+        from kb.util.statkey import write_key
 
-            write_atomic(_fingerprint_file(fingerprint), key.encode("ascii"))
+        write_key(_fingerprint_file(fingerprint), key)
 
 
 def save(compiled: CompiledRules, fingerprint: tuple[str, bool] | None = None) -> None:

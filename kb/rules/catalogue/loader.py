@@ -341,16 +341,12 @@ def _stat_file(fingerprint: str) -> str:
 
 def _known_key(fingerprint: str) -> str | None:
     """The content key recorded for this fingerprint, if one was."""
-    try:
-        with open(_stat_file(fingerprint), "rb") as fh:
-            text = fh.read(64).decode("ascii")
-    except (OSError, UnicodeDecodeError):
-        return None
-    return text if len(text) == 32 and all(c in "0123456789abcdef" for c in text) else None
+    from kb.util.statkey import read_key
+
+    return read_key(_stat_file(fingerprint))
 
 
 def _remember(fingerprint: str, key: str) -> None:
-    from kb.util.atomicfile import write_atomic  # here: a warm run writes nothing
+    from kb.util.statkey import write_key
 
-    with contextlib.suppress(OSError):
-        write_atomic(_stat_file(fingerprint), key.encode("ascii"))
+    write_key(_stat_file(fingerprint), key)

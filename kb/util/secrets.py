@@ -153,6 +153,9 @@ _SECRET_KEY = LazyPattern(
 
 # a placeholder or a variable stands for a secret, it is none: `-p <password>`,
 # `--token {token}`, `HF_TOKEN=${HF_TOKEN}`, `-p"$DOCKER_PASSWORD"`
+# what follows a prompt's user@host when ssh asks again before anything was typed: the
+# `user@host` after `password:` is the next prompt, not a password
+_NEXT_PROMPT = "'s password:"
 _STANDS_FOR = LazyPattern(r"""["']?(?:<[\w.-]{1,64}>|\{[\w.-]{1,64}\}|\$\{?\w{1,64}\}?)["']?""")
 
 
@@ -249,6 +252,8 @@ class _Masker:
             value = values.match(text, m.end())
             if value is None or _STANDS_FOR.fullmatch(value.group()):
                 continue
+            if text.startswith(_NEXT_PROMPT, value.end()):
+                continue  # `user@host's password: user@host's password:`: the next prompt
             out.append(text[pos : m.end()] + self._secret(value.group()))
             pos = value.end()
         return "".join(out) + text[pos:] if out else text

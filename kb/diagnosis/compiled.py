@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from stat import S_ISLNK
 from typing import Any
 
 from kb.diagnosis.matching import SignatureSpec, signature_spec
@@ -490,46 +489,20 @@ def _fingerprint(root: str | Path) -> tuple[str, bool]:
     folder, the catalogue's `*.yaml` and modules): a superset can only miss the shortcut,
     never mislead it."""
     from kb.util.paths import catalogue_folder
+    from kb.util.statkey import listing, stamp_files
 
     catalogue = catalogue_folder()
     package = os.path.join(os.path.dirname(_HERE), "rules", "catalogue")
     h = blake2b(f"{FORMAT}\0{root}\0{catalogue}".encode(errors="surrogateescape"), digest_size=16)
-    newest = 0
     paths = [
         *_engine_sources(),
-        *_listing(package, (".py",), False),
-        *_listing(catalogue, (".yaml",), False),
+        *listing(package, (".py",)),
+        *listing(catalogue, (".yaml",)),
         os.path.join(catalogue, "symptoms.yaml"),
-        *_listing(str(root), (".yaml", ".yml"), True),
+        *listing(str(root), (".yaml", ".yml"), deep=True),
     ]
-    for path in paths:
-        stamp: tuple[object, ...]
-        try:
-            st, link = os.lstat(path), ""  # one call for a plain file (`islink` was another)
-            if S_ISLNK(st.st_mode):
-                link, st = os.readlink(path), os.stat(path)
-            stamp = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_mode)
-            newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
-        except (OSError, ValueError) as exc:
-            stamp, link = (type(exc).__name__,), ""
-        h.update(f"{path}\0{stamp}\0{link}\0".encode(errors="surrogateescape"))
+    newest = stamp_files(h, paths)
     return h.hexdigest(), newest > time.time_ns() - RACY_NS
-
-
-def _listing(folder: str, suffixes: tuple[str, ...], deep: bool) -> list[str]:
-    """The paths of the entries of `folder` (and, when `deep`, of its sub-folders, links to
-    folders not followed, as `os.walk` does) whose names end in `suffixes`, sorted."""
-    out: list[str] = []
-    try:
-        with os.scandir(folder) as entries:
-            for e in entries:
-                if e.name.endswith(suffixes):
-                    out.append(e.path)
-                if deep and e.is_dir(follow_symlinks=False):
-                    out.extend(_listing(e.path, suffixes, deep))
-    except OSError:
-        pass
-    return sorted(out)
 
 
 def cache_path(key: str) -> Path:

@@ -21,7 +21,7 @@ import contextlib
 import os
 import time
 from collections.abc import Sequence
-from stat import S_ISLNK, S_ISREG
+from stat import S_ISREG
 from typing import TYPE_CHECKING, Any
 
 from kb.rules.catalogue.model import FIELDS, Library, Message
@@ -55,7 +55,9 @@ def content_key(root: Path) -> str:
     from kb.util.rulefiles import RuleFileError, read_rule_bytes
 
     h = blake2b(FORMAT.encode(), digest_size=16)
-    for src in _listing(_HERE, ".py"):
+    from kb.util.statkey import listing
+
+    for src in listing(_HERE, (".py",)):
         with open(src, "rb") as fh:
             h.update(fh.read())
     for path in [*library_files(root), root / VOCABULARY]:
@@ -308,29 +310,11 @@ def _fingerprint(root: str) -> tuple[str, bool]:
     changed too recently for its stat to prove it unchanged later): every `*.yaml` of
     `root` and every module of this package, a superset (see `kb.diagnosis.compiled`)."""
     from kb.util.digest import blake2b
+    from kb.util.statkey import listing, stamp_files
 
     h = blake2b(f"{FORMAT}\0{root}\0{_HERE}".encode(errors="surrogateescape"), digest_size=16)
-    newest = 0
-    for path in [*_listing(_HERE, ".py"), *_listing(root, ".yaml")]:
-        stamp: tuple[object, ...]
-        try:
-            st, link = os.lstat(path), ""
-            if S_ISLNK(st.st_mode):
-                link, st = os.readlink(path), os.stat(path)
-            stamp = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_mode)
-            newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
-        except (OSError, ValueError) as exc:
-            stamp, link = (type(exc).__name__,), ""
-        h.update(f"{path}\0{stamp}\0{link}\0".encode(errors="surrogateescape"))
+    newest = stamp_files(h, [*listing(_HERE, (".py",)), *listing(root, (".yaml",))])
     return h.hexdigest(), newest > time.time_ns() - RACY_NS
-
-
-def _listing(folder: str, suffix: str) -> list[str]:
-    try:
-        with os.scandir(folder) as entries:
-            return sorted(e.path for e in entries if e.name.endswith(suffix))
-    except OSError:
-        return []
 
 
 def _stat_file(fingerprint: str) -> str:

@@ -1,8 +1,24 @@
-"""The label of the catalogue entry a real line matches, as the catalogue tests compare it."""
+"""The label of the catalogue entry a real line matches, as the catalogue tests compare it;
+and a small catalogue folder of one library for the tests that build their own."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 from kb.rules.catalogue import Catalogue
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def catalogue_folder(tmp_path: Path, library_yaml: str) -> Path:
+    """A catalogue folder under `tmp_path`: the shipped symptom words and one library
+    file, `demo.yaml`, holding `library_yaml`."""
+    root = tmp_path / "catalogue"
+    root.mkdir()
+    shutil.copy(ROOT / "catalogue" / "symptoms.yaml", root / "symptoms.yaml")
+    (root / "demo.yaml").write_text(library_yaml, encoding="utf-8")
+    return root
 
 
 def label_of(cat: Catalogue, line: str, library: str) -> tuple[str, str]:

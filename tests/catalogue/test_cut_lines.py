@@ -5,7 +5,6 @@ left out, so the shorter text never claims the wrong cause."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ import pytest
 from kb.authoring.checked import load_rules
 from kb.diagnosis.engine import diagnose_paths, diagnose_text
 from kb.rules.catalogue import Catalogue, load_catalogue
+from tests.catalogue.entry_label import catalogue_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 # google-research/pegasus#116, its title (the message goes on: "; Detected an installation
@@ -116,10 +116,7 @@ messages:
 
 
 def test_shared_prefixes_are_judged_across_the_catalogue(tmp_path: Path) -> None:
-    root = tmp_path / "catalogue"
-    root.mkdir()
-    shutil.copy(ROOT / "catalogue" / "symptoms.yaml", root / "symptoms.yaml")
-    (root / "demo.yaml").write_text(LIBRARY, encoding="utf-8")
+    root = catalogue_folder(tmp_path, LIBRARY)
     from kb.rules.catalogue import catalogue as module
 
     module._load.cache_clear()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import shutil
 import time
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from kb.rules.catalogue import catalogue as module
 from kb.rules.catalogue.literals import LiteralFilter
 from kb.rules.catalogue.loader import load_raw, rows_file
 from kb.util.re2syntax import compile_re2
+from tests.catalogue.entry_label import catalogue_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 BATCH = ROOT / "corpora" / "batch-2026-12-01g"
@@ -128,10 +128,7 @@ messages:
 def test_a_packed_catalogue_reads_back_its_rows_and_sees_a_changed_file(tmp_path: Path) -> None:
     """The rows come back from the cache as compiled, one by one or all; and the key the
     stat shortcut records never hides an edit (same size, seconds later)."""
-    root = tmp_path / "catalogue"
-    root.mkdir()
-    shutil.copy(ROOT / "catalogue" / "symptoms.yaml", root / "symptoms.yaml")
-    (root / "demo.yaml").write_text(LIBRARY, encoding="utf-8")
+    root = catalogue_folder(tmp_path, LIBRARY)
     module._load.cache_clear()
     try:
         line = "Cannot open the rendezvous store at node1:29500: refused"
@@ -155,10 +152,7 @@ def test_rows_removed_while_in_use_are_read_again_from_the_files(tmp_path: Path)
     """The cache pruned (or removed by hand) after the catalogue was loaded: the rows come
     back from the files, never a catalogue without messages (the compiled rules would be
     cached without its signatures)."""
-    root = tmp_path / "catalogue"
-    root.mkdir()
-    shutil.copy(ROOT / "catalogue" / "symptoms.yaml", root / "symptoms.yaml")
-    (root / "demo.yaml").write_text(LIBRARY, encoding="utf-8")
+    root = catalogue_folder(tmp_path, LIBRARY)
     module._load.cache_clear()
     try:
         load_catalogue(root)  # writes the cache

@@ -92,34 +92,32 @@ class Imports(Analyzer):
         report = Report()
         for name, ev in self.missing:
             module = name.split(".")[0]
-            where = _own_folder(module, self.paths.get(ev.file, []))
-            if where is None and "." not in name:
-                script = _script_in_a_subfolder(ev, self.paths.get(ev.file, []))
-                if script is not None:
-                    report.findings.append(
-                        Finding(
-                            "missing-module-is-own-checkout",
-                            "script-in-a-subfolder",
-                            0.7,
-                            f"{module!r} is imported by a script started from a folder of its "
-                            "repository (`python tools/train.py`): Python puts that folder, not "
-                            "the repository's root, on the import path",
-                            [ev, script],
-                            {"module": module},
-                        )
-                    )
-                    break
-            if where is None:
-                if "." in name:
-                    self.lacking.append((name.rsplit(".", 1)[0], ev, 0.7))
+            paths = self.paths.get(ev.file, [])
+            where = _own_folder(module, paths)
+            if where is None and "." in name:
+                self.lacking.append((name.rsplit(".", 1)[0], ev, 0.7))  # `a` was found
+                continue
+            if where is not None:
+                fid, weight = "missing-module-is-own-checkout", 0.85
+                text = (
+                    f"the missing module {module!r} is a folder of the job's own files: "
+                    "its checkout is not on the import path"
+                )
+            elif (where := _script_in_a_subfolder(ev, paths)) is not None:
+                fid, weight = "script-in-a-subfolder", 0.7
+                text = (
+                    f"{module!r} is imported by a script started from a folder of its "
+                    "repository (`python tools/train.py`): Python puts that folder, not "
+                    "the repository's root, on the import path"
+                )
+            else:
                 continue
             report.findings.append(
                 Finding(
                     "missing-module-is-own-checkout",
-                    "missing-module-is-own-checkout",
-                    0.85,
-                    f"the missing module {module!r} is a folder of the job's own files: "
-                    "its checkout is not on the import path",
+                    fid,
+                    weight,
+                    text,
                     [ev, where],
                     {"module": module},
                 )
@@ -147,8 +145,9 @@ def _lacking_module(
     named: str | None, path: str | None, last_from: tuple[int, str] | None, line_no: int
 ) -> str | None:
     """The installed module a `cannot import name` line says lacks the name: the one the
-    message names when its file is under site-packages, else the dotted module of the
-    `from a.b import` frame line just above (a bare top-level name proves nothing)."""
+    message names when it is dotted or its file is under site-packages, else the dotted
+    module of the `from a.b import` frame line just above (a bare top-level name proves
+    nothing: a checkout shadowed by an unrelated installed package prints the same)."""
     if named:
         folders = set((path or "").replace("\\", "/").split("/"))
         return named if _INSTALLED & folders or "." in named else None

@@ -27,6 +27,7 @@ def default_analyzers(
     from kb.diagnosis.analyzers.nccl_errors import NcclErrors
     from kb.diagnosis.analyzers.nccl_plugins import NcclPlugins
     from kb.diagnosis.analyzers.nccl_tests_runs import NcclTestsRuns
+    from kb.diagnosis.analyzers.p2p_bandwidth import P2pBandwidth
     from kb.diagnosis.analyzers.progress import Progress
     from kb.diagnosis.analyzers.setting import Setting
     from kb.diagnosis.analyzers.stall import Stall
@@ -40,6 +41,7 @@ def default_analyzers(
         NcclInfo(),
         NcclPlugins(),
         NcclTestsRuns(),
+        P2pBandwidth(),
         Topology(),  # after those that say whether the job is slow: a matrix alone is no cause
         Gloo(),
         NcclErrors(),

@@ -379,6 +379,7 @@ def _failure(symptom: Any) -> dict[str, Any] | None:
         "catalogue": list(f.catalogue),
         "in_traceback": bool(f.in_traceback),
         "pasted_only": bool(getattr(f, "pasted_only", False)),
+        "generic": bool(getattr(f, "generic", False)),
     }
 
 

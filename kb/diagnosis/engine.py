@@ -55,8 +55,10 @@ def _diagnose(
     short = _short_lines(kept)
     if not diag.causes and diag.failure is None and short:
         diag = _unnamed(compiled, outcome, reports, facts, short, diag.observed) or diag
-    elif short and diag.causes and _exception_only(compiled, diag):
-        _closer_than_symptom(compiled, diag, facts, short)
+    elif diag.causes and _exception_only(compiled, diag):
+        diag = _catalogued_exception(compiled, outcome, reports, facts, diag) or diag
+        if short and _exception_only(compiled, diag):
+            _closer_than_symptom(compiled, diag, facts, short)
     if short and not diag.causes:
         _described(rules, compiled, diag, short)
     diag.errors = outcome.errors
@@ -75,6 +77,24 @@ def _exception_only(rules: Any, diag: Diagnosis) -> bool:
         return False
     spec = failure.spec_of(rules, diag.failure.symptom)
     return bool(spec and spec.get("in_traceback"))
+
+
+def _catalogued_exception(
+    rules: Any, outcome: Any, reports: list[Any], facts: dict[str, Any], diag: Diagnosis
+) -> Diagnosis | None:
+    """An exception only its symptom shows, whose message the catalogue knows as a failure of
+    a more telling kind (`ConnectionResetError: [Errno 104] ...`, a store's `Socket
+    Timeout`): ranked as that failure, whose causes say more than a generic exception's.
+    The line ended the run, so a message that other runs print and survive counts here."""
+    from kb.diagnosis import failure
+
+    assert diag.failure is not None  # _exception_only
+    e, generic = diag.failure.evidence, diag.failure.symptom
+    seen = failure.catalogue_failures(rules, failure.load_catalogue(), [(e.file, e.line, e.text)])
+    seen.pop(generic, None)
+    if not seen:
+        return None
+    return rank(rules, outcome.results, reports, facts, seen, {(e.file, e.line)})
 
 
 def _closer_than_symptom(

@@ -93,6 +93,24 @@ class FailureSeen:
         return f"dlperf-help walk --symptom {self.symptom} LOG"
 
 
+def defer_generic(
+    rules: Any, shown: dict[str, list[Evidence]], seen: Mapping[str, list[Evidence]] | None
+) -> None:
+    """Drops from `shown` the lines of a generic failure (`generic`: a Python exception's
+    last line) that the catalogue knows as another failure (`seen`): the line says what
+    failed (a connection, a store), so that failure is reported and ranks the causes."""
+    taken = {(e.file, e.line) for lines in (seen or {}).values() for e in lines}
+    for sid in [s for s in shown if s not in (seen or {})]:
+        spec = spec_of(rules, sid)
+        if not taken or not spec or not spec.get("generic"):
+            continue
+        rest = [e for e in shown[sid] if (e.file, e.line) not in taken]
+        if rest:
+            shown[sid] = rest
+        else:
+            del shown[sid]
+
+
 def spec_of(rules: Any, symptom_id: str) -> dict[str, Any] | None:
     """The failure section of a symptom, or None for a symptom that is no failure."""
     s = rules.symptoms.get(symptom_id)

@@ -205,6 +205,7 @@ def rank(
         )
         reported[rid] = ps
 
+    failure.defer_generic(rules, shown, seen)
     slow = bool(facts.get("slow")) or any(
         rules.symptoms[s].group == "slow" for s in diag.symptoms if s in rules.symptoms
     )

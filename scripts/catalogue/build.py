@@ -179,6 +179,13 @@ SOURCES: dict[str, tuple[str, Callable[[Path], tuple[str, list[Seen]]]]] = {
     "horovod": ("https://github.com/horovod/horovod", _horovod),
     "deepspeed": ("https://github.com/deepspeedai/DeepSpeed", _deepspeed),
     "glibc-ld": ("https://sourceware.org/git/glibc.git (mirror: github.com/bminor/glibc)", _glibc),
+    # errno_src.py: strerror/gai_strerror texts as CPython's OSError prints them
+    "glibc-errno": (
+        "https://sourceware.org/git/glibc.git (mirror: github.com/bminor/glibc; every release"
+        " tag 2.17-2.42: sysdeps/gnu/errlist.c/.h, sysdeps/posix/gai_strerror-strs.h), in the"
+        " `[Errno N] text` form of CPython's OSError (ConnectionRefusedError, socket.gaierror)",
+        lambda git_dir: __import__("errno_src").scan(git_dir),
+    ),
     # HIP's error strings are CUDA's cudaGetErrorString texts for the codes it mirrors
     # (its own "ROCm" wordings are left out); versions are ROCm/clr releases
     "cuda": ("https://github.com/ROCm/clr", _cuda),

@@ -19,7 +19,8 @@ from tests import corpora_loader as corpora
 
 ROOT = Path(__file__).resolve().parents[2]
 LIBRARIES = {
-    "nccl", "rccl", "cuda", "openssh", "ompi", "prrte", "pmix", "glibc-ld", "horovod",
+    "nccl", "rccl", "cuda", "openssh", "ompi", "prrte", "pmix", "glibc-ld", "glibc-errno",
+    "horovod",
     "torchelastic", "ucx", "gloo", "torch", "deepspeed", "tensorflow", "tensorflow-datasets",
     "paddle", "mxnet", "dali", "paramiko", "vllm",
     "nvidia-container",
@@ -141,6 +142,22 @@ def test_real_nccl_warn_lines_match_their_catalogue_entry(cat: Catalogue) -> Non
             "shared object file: No such file or directory",
             "glibc-ld",
             "symptom/library-load-error",
+        ),
+        (
+            "ConnectionRefusedError: [Errno 111] Connection refused",
+            "glibc-errno",
+            "symptom/connection-failure",
+        ),
+        (
+            "socket.gaierror: [Errno -2] Name or service not known",
+            "glibc-errno",
+            "symptom/address-resolution",
+        ),
+        ("OSError: [Errno 98] Address already in use", "glibc-errno", "cause/port-in-use"),
+        (
+            "FileNotFoundError: [Errno 2] No such file or directory: 'a.txt'",
+            "glibc-errno",
+            "symptom/os-error",
         ),
         (
             "ImportError: Extension horovod.torch has not been built: /x/mpi_lib.so not found",

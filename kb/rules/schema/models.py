@@ -391,6 +391,11 @@ class Failure(Strict):
         description="its catalogue messages are this failure only in a paste of one to "
         "three lines (the user pasted the error): runs that go on print them too",
     )
+    generic: bool = Field(
+        False,
+        description="any message of its kind shows it (a Python exception's last line): where "
+        "the catalogue knows that line as another failure, that failure takes its place",
+    )
 
 
 class Symptom(Strict):

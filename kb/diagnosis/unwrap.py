@@ -27,6 +27,8 @@ a join, or in decoded text), so that one message never counts twice.
   killed by signal: Bus` / `error. It is possible that ...`): the line ends in a letter
   and the next, not a new record, starts with a lower-case word. Joined with a space;
   a run that overlaps a word-boundary run is one message with it.
+- **Quoted** (markdown `> ` marks, as an issue's quote block has them): the marks are
+  left out before the joins above, so a message re-flowed inside a quote is joined too.
 - **URL-encoded** (the first `UNWRAP_BYTES`): a line with two or more `%XX` escapes is
   decoded (`%0A` starts a new logical line); evidence shows the line as the log has it.
 
@@ -117,6 +119,9 @@ class Unwrapper:
 def logical_lines(first: int, lines: list[str]) -> list[Logical]:
     """The logical lines of `lines` (numbered from `first`): messages cut mid-word, then
     those cut at word boundaries (in the first `WORD_WRAP_BYTES`), then decoded lines."""
+    quoted = _without_quote_marks(lines)  # a message re-flowed inside a markdown quote
+    if quoted is not None:
+        lines = quoted
     mid = _cut_mid_word(first, lines)
     # two lines are no proof of a fixed width: a word-boundary join is tried on them too
     covered = {
@@ -131,6 +136,21 @@ def logical_lines(first: int, lines: list[str]) -> list[Logical]:
     runs = _cut_at_words(lines[:upto], covered) + _cut_mid_sentence(lines[:upto], covered)
     words = [_joined(first, lines, i, j, " ") for i, j in _merged(runs)]
     return mid + words + _decoded(first, lines)
+
+
+_QUOTE_MARK = LazyPattern(r"^(?:>(?: |$))+")
+
+
+def _without_quote_marks(lines: list[str]) -> list[str] | None:
+    """The lines without their markdown quote marks (`> `), where some have them: each
+    quoted line would otherwise start like the one before it (a new record), so a message
+    re-flowed inside a quote would never be joined. None where no line is quoted."""
+    out, marked = [], False
+    for line in lines:
+        m = _QUOTE_MARK.match(line) if line.startswith(">") else None
+        marked = marked or m is not None
+        out.append(line[m.end() :] if m else line)
+    return out if marked else None
 
 
 def _merged(runs: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -190,6 +190,12 @@ SOURCES: dict[str, tuple[str, Callable[[Path], tuple[str, list[Seen]]]]] = {
     # (its own "ROCm" wordings are left out); versions are ROCm/clr releases
     "cuda": ("https://github.com/ROCm/clr", _cuda),
     "nccl": ("https://github.com/NVIDIA/nccl", _nccl),
+    # ofi_src.py: the EFA/libfabric network plugin's NET/OFI messages
+    "aws-ofi-nccl": (
+        "https://github.com/aws/aws-ofi-nccl (every release tag v0.9-v1.21.1, -aws tags as"
+        " their release: src/ and include/, NCCL_OFI_WARN/INFO/TRACE)",
+        lambda git_dir: __import__("ofi_src").scan(git_dir),
+    ),
     "rccl": ("https://github.com/ROCm/rccl", _rccl),
     "openssh": ("https://github.com/openssh/openssh-portable", _openssh),
     # csources.scan_openssh_server: sshd's own files, apart from the client's, whose rules

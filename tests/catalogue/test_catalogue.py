@@ -19,7 +19,7 @@ from tests import corpora_loader as corpora
 
 ROOT = Path(__file__).resolve().parents[2]
 LIBRARIES = {
-    "nccl", "rccl", "cuda", "openssh", "ompi", "prrte", "pmix", "glibc-ld", "glibc-errno",
+    "nccl", "rccl", "aws-ofi-nccl", "cuda", "openssh", "ompi", "prrte", "pmix", "glibc-ld", "glibc-errno",
     "horovod",
     "torchelastic", "ucx", "gloo", "torch", "deepspeed", "tensorflow", "tensorflow-datasets",
     "paddle", "mxnet", "dali", "paramiko", "vllm",
@@ -142,6 +142,18 @@ def test_real_nccl_warn_lines_match_their_catalogue_entry(cat: Catalogue) -> Non
             "shared object file: No such file or directory",
             "glibc-ld",
             "symptom/library-load-error",
+        ),
+        (
+            "ip-10-1-2-3:954:3133 [6] nccl_net_ofi_create_plugin:1067 NCCL WARN NET/OFI "
+            "aws-ofi-nccl initialization failed",
+            "aws-ofi-nccl",
+            "cause/nccl-ib-missing",
+        ),
+        (
+            "ib_device.c:1171 UCX  ERROR   ibv_create_ah(dlid=49152 sl=0 port=1 sgid_index=3) for "
+            "RC DEVX QP connect on mlx5_bond_0 failed: Connection timed out",
+            "ucx",
+            "cause/nccl-ib-fabric-error",
         ),
         (
             "ConnectionRefusedError: [Errno 111] Connection refused",

@@ -41,3 +41,14 @@ def test_a_cut_word_does_not_make_prose_a_message(rules) -> None:  # type: ignor
     """Random prose ending in a piece of a word still matches nothing."""
     got = diagnose_text(rules, "we tried it again yesterday and the whole thing was fi\n")
     assert got.causes == [] and got.failure is None
+
+
+def test_a_message_re_flowed_inside_a_markdown_quote_is_joined(shipped) -> None:
+    # AI-Hypercomputer/xpk#492: the quoted NCCL warning, wrapped by the poster at ~90 columns
+    text = (
+        "> failed: INTERNAL: NCCL operation ncclGroupEnd() failed: unhandled system error (run with \n"
+        "> NCCL_DEBUG=INFO for details). Last NCCL warning(error) log entry (may be unrelated)  'Error \n"
+        "> while creating shared memory segment /dev/shm/nccl-TfciGV (size 31850880), error: No space\n"
+        "> left on device (28)'.\n"
+    )
+    assert [c.id for c in diagnose_text(shipped, text).causes][:1] == ["nccl-shm-too-small"]

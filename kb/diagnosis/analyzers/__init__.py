@@ -32,6 +32,7 @@ def default_analyzers(
     from kb.diagnosis.analyzers.setting import Setting
     from kb.diagnosis.analyzers.stall import Stall
     from kb.diagnosis.analyzers.topology import Topology
+    from kb.diagnosis.analyzers.virtual_peers import VirtualPeers
 
     return [
         Context(),
@@ -44,6 +45,7 @@ def default_analyzers(
         P2pBandwidth(),
         Topology(),  # after those that say whether the job is slow: a matrix alone is no cause
         Gloo(),
+        VirtualPeers(),
         NcclErrors(),
         Hangs(),
         Imports(),

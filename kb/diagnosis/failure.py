@@ -100,9 +100,11 @@ def defer_generic(
     last line) that the catalogue knows as another failure (`seen`): the line says what
     failed (a connection, a store), so that failure is reported and ranks the causes."""
     taken = {(e.file, e.line) for lines in (seen or {}).values() for e in lines}
+    if not taken:
+        return
     for sid in [s for s in shown if s not in (seen or {})]:
         spec = spec_of(rules, sid)
-        if not taken or not spec or not spec.get("generic"):
+        if not spec or not spec.get("generic"):
             continue
         rest = [e for e in shown[sid] if (e.file, e.line) not in taken]
         if rest:

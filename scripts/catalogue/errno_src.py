@@ -19,11 +19,10 @@ from merge import Found, Seen, scan_releases
 
 _OLD = re.compile(r"\[ERR_REMAP \((E[A-Z0-9]+)\)\]\s*=\s*N_\(\"((?:[^\"\\]|\\.)*)\"\)")
 _NEW = re.compile(r"_S\s*\(\s*(E[A-Z0-9_]+)\s*,\s*N_\(\"((?:[^\"\\]|\\.)*)\"\)\s*\)")
-FILES = {
-    "sysdeps/gnu/errlist.c": _OLD,
-    "sysdeps/gnu/errlist.h": _NEW,
-    "sysdeps/posix/gai_strerror-strs.h": _NEW,
-}
+# errlist.c holds the `[ERR_REMAP (E...)]` table, the two headers `_S(...)` lines
+FILES = frozenset(
+    {"sysdeps/gnu/errlist.c", "sysdeps/gnu/errlist.h", "sysdeps/posix/gai_strerror-strs.h"}
+)
 PYTHON_FORMAT = "[Errno %d] {}"  # CPython's OSError.__str__ with an errno and a strerror
 
 

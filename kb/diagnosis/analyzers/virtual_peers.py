@@ -45,18 +45,20 @@ NAMES = {
 }
 
 
+def _link_local(address: str) -> bool:
+    return address.startswith("169.254.") or address.lower().startswith("fe80")
+
+
 def kind_of(address: str) -> str:
     """`virtual` (the same on every host, or link-local) or `container` (a container's
     address on Docker's default bridge)."""
-    if address in NAMES or address.startswith("169.254.") or address.lower().startswith("fe80"):
-        return "virtual"
-    return "container"
+    return "virtual" if address in NAMES or _link_local(address) else "container"
 
 
 def what(address: str) -> str:
     if address in NAMES:
         return NAMES[address]
-    if address.startswith("169.254.") or address.lower().startswith("fe80"):
+    if _link_local(address):
         return "a link-local address"
     return "a container's address on Docker's default bridge"
 

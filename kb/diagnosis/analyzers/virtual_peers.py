@@ -20,7 +20,6 @@ line that reports the failure, so the wording of no single library is needed:
 from __future__ import annotations
 
 from kb.diagnosis.analyzers.base import Analyzer, Facts, Finding, Report, Tap
-from kb.diagnosis.model import Evidence
 from kb.util.lazyre import LazyPattern
 
 _ADDRESS = (
@@ -35,10 +34,10 @@ _FAILED = LazyPattern(
 _MPI = LazyPattern(
     r"\bUCX\b|\bbtl\b|\boob\b|\bORTE\b|\bPRTE\b|\bprte|\bpmix|\bPMIx|\bHYD|mca_|Open MPI"
 )
-KINDS = {
-    "virtual": ("peer-address-virtual", "mpi-peer-address-virtual"),
-    "container": ("peer-address-container-bridge", "peer-address-container-bridge"),
-}
+VIRTUAL = "peer-address-virtual"
+MPI_VIRTUAL = "mpi-peer-address-virtual"
+CONTAINER = "peer-address-container-bridge"
+WEIGHT = 0.75
 NAMES = {
     "172.17.0.1": "Docker's bridge gateway (docker0)",
     "192.168.122.1": "libvirt's bridge (virbr0)",
@@ -69,7 +68,7 @@ class VirtualPeers(Analyzer):
 
     def __init__(self) -> None:
         super().__init__()
-        self.seen: dict[str, tuple[str, Evidence]] = {}  # finding name -> (address, line)
+        self.seen: dict[str, Finding] = {}  # finding name -> its first line
 
     def feed(self, tap: str, line_no: int, text: str) -> None:
         head = text[:2000]
@@ -77,23 +76,19 @@ class VirtualPeers(Analyzer):
         if m is None or _FAILED.search(head) is None:
             return
         address = m["addr"]
-        names = KINDS[kind_of(address)]
-        name = names[1] if _MPI.search(head) else names[0]
-        ev = self.evidence(line_no, text, m.start("addr"), m.end("addr"), "address")
-        self.seen.setdefault(name, (address, ev))
+        said = (
+            f"a connection to {address} ({what(address)}) failed: a peer advertised an "
+            "address that other nodes cannot reach"
+        )
+        ev = [self.evidence(line_no, text, m.start("addr"), m.end("addr"), "address")]
+        params = {"address": address}
+        if kind_of(address) == "container":
+            found = Finding(CONTAINER, CONTAINER, WEIGHT, said, ev, params)
+        elif _MPI.search(head):
+            found = Finding(MPI_VIRTUAL, MPI_VIRTUAL, WEIGHT, said, ev, params)
+        else:
+            found = Finding(VIRTUAL, VIRTUAL, WEIGHT, said, ev, params)
+        self.seen.setdefault(found.name, found)
 
     def finish(self, facts: Facts) -> Report:
-        report = Report()
-        for name, (address, ev) in self.seen.items():
-            report.findings.append(
-                Finding(
-                    name,
-                    name,
-                    0.75,
-                    f"a connection to {address} ({what(address)}) failed: a peer advertised an "
-                    "address that other nodes cannot reach",
-                    [ev],
-                    {"address": address},
-                )
-            )
-        return report
+        return Report(findings=list(self.seen.values()))
